@@ -1,0 +1,42 @@
+# DocDesk: `make run` starts it, `make test` runs the whole suite. Both set up .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU build of torch: embeddings run on the CPU, and an unpinned torch pulls a multi-GB CUDA build.
+TORCH ?= torch==2.13.0
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test lint bench eval clean samples
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet "$(TORCH)"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/docdesk
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check app engine ingest tests
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed
+	$(BIN)/python tests/bench/bench_ingest.py
+	$(BIN)/python tests/bench/bench_search.py
+
+eval: $(VENV)/.installed
+	$(BIN)/python tests/eval/eval_retrieval.py
+
+samples: $(VENV)/.installed
+	$(BIN)/python assets/samples/make_samples.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

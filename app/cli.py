@@ -1,0 +1,165 @@
+"""`docdesk` on the command line. Every command has --json for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from ingest.errors import IngestError
+
+from .settings import SettingsError, load_settings
+
+log = logging.getLogger("docdesk")
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--library", metavar="DIR", help="library folder (default: DOCDESK_HOME or the platform data folder)"
+    )
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    common.add_argument("--embedding-model", metavar="PATH", help="a local sentence-transformers model folder")
+    common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+
+    parser = argparse.ArgumentParser(
+        prog="docdesk", description="DocDesk: a private assistant for your documents.", parents=[common]
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    add = commands.add_parser("add", parents=[common], help="add files or folders to the library")
+    add.add_argument("paths", nargs="+", metavar="PATH")
+    add.add_argument("--password", help="password for encrypted PDFs")
+
+    commands.add_parser("list", parents=[common], help="list the documents in the library")
+
+    remove = commands.add_parser("remove", parents=[common], help="remove a document (by id or path)")
+    remove.add_argument("refs", nargs="+", metavar="DOC_ID|PATH")
+
+    commands.add_parser("sync", parents=[common], help="rescan remembered folders: new, changed and deleted files")
+
+    search = commands.add_parser("search", parents=[common], help="hybrid search over the library")
+    search.add_argument("query", nargs="+")
+    search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+    search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
+    return parser
+
+
+def _emit(args, payload: dict, human: str) -> None:
+    if args.json:
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    elif human:
+        sys.stdout.write(human + ("\n" if not human.endswith("\n") else ""))
+
+
+def _cmd_add(desk, args) -> int:
+    from .progress import ProgressBar
+
+    bar = ProgressBar()
+    try:
+        report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
+    finally:
+        bar.finish()
+    lines = []
+    for entry in report.added:
+        lines.append(
+            f"added   {entry['title'] or entry['path']} ({entry['pages']} pages, {entry['passages']} passages)"
+        )
+        lines += [f"        note: {w}" for w in entry.get("warnings", [])]
+    lines += [f"skipped {s['path']} ({s['reason']})" for s in report.skipped]
+    lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
+    _emit(args, report.as_dict(), "\n".join(lines) or "nothing to add")
+    return 1 if report.failed else 0
+
+
+def _cmd_list(desk, args) -> int:
+    docs = desk.documents()
+    lines = []
+    for d in docs:
+        state = d.status if d.status == "indexed" else f"{d.status}: {d.reason}" if d.reason else d.status
+        lines.append(
+            f"{d.id[:12]}  {d.format or '?':8} {d.pages:4}p {d.passages:5} passages  {d.title or Path(d.path).name}  [{state}]"
+        )
+    _emit(
+        args, {"documents": [d.as_dict() for d in docs]}, "\n".join(lines) or "the library is empty: docdesk add PATH"
+    )
+    return 0
+
+
+def _cmd_remove(desk, args) -> int:
+    removed = []
+    for ref in args.refs:
+        doc = desk.remove(ref)
+        removed.append({"doc_id": doc.id, "path": doc.path, "title": doc.title})
+    _emit(args, {"removed": removed}, "\n".join(f"removed {r['title'] or r['path']}" for r in removed))
+    return 0
+
+
+def _cmd_sync(desk, args) -> int:
+    from .progress import ProgressBar
+
+    bar = ProgressBar()
+    try:
+        report = desk.sync(on_progress=bar)
+    finally:
+        bar.finish()
+    lines = [f"added   {a['path']}" for a in report.added] + [f"removed {r['path']}" for r in report.removed]
+    lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
+    summary = f"{len(report.added)} added, {len(report.removed)} removed, {len(report.skipped)} unchanged"
+    _emit(args, report.as_dict(), "\n".join(lines + [summary]))
+    return 1 if report.failed else 0
+
+
+def _cmd_search(desk, args) -> int:
+    from .progress import ProgressBar
+
+    query = " ".join(args.query)
+    result = desk.search(query, args.k, args.doc, on_progress=ProgressBar())
+    payload = {"query": query, "results": [h.as_dict() for h in result.hits]}
+    lines = []
+    for n, hit in enumerate(result.hits, 1):
+        p = hit.passage
+        snippet = " ".join(p.text.split())[:300]
+        lines.append(f"[{n}] {p.title}, p. {p.page}  (score {hit.score:.4f})\n    {snippet}")
+    _emit(args, payload, "\n".join(lines) or "no results")
+    return 0
+
+
+COMMANDS = {"add": _cmd_add, "list": _cmd_list, "remove": _cmd_remove, "sync": _cmd_sync, "search": _cmd_search}
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # DocDesk never downloads models
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    for noisy in ("pypdf", "sentence_transformers", "transformers", "httpx", "faiss"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    if args.command is None:
+        from .samples import run_samples  # until the window exists, `docdesk` demonstrates the CLI
+
+        return run_samples(args)
+    try:
+        settings = load_settings(library=args.library, embedding_model=args.embedding_model)
+        from .services import DocDesk
+
+        desk = DocDesk(settings)
+        try:
+            return COMMANDS[args.command](desk, args)
+        finally:
+            desk.close()
+    except (IngestError, SettingsError) as exc:
+        sys.stderr.write(f"docdesk: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("docdesk: interrupted; finished documents are kept, run the command again to resume\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""A one-line progress bar on stderr for long CLI work (files, pages, passages)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ingest.pipeline import Progress
+
+
+class ProgressBar:
+    def __init__(self, stream=None, width: int = 24) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.width = width
+        self.pages = 0
+        self.passages = 0
+        self.started = time.monotonic()
+        self._last_draw = 0.0
+
+    def __call__(self, event: Progress) -> None:
+        if event.stage == "done":
+            self.pages += event.pages
+            self.passages += event.passages
+        if event.stage in ("hashing",) and not self.tty:
+            return
+        total = max(event.files_total, 1)
+        name = event.path.rsplit("/", 1)[-1][:40]
+        counts = f"{event.files_done}/{event.files_total} files · {self.pages} pages · {self.passages} passages"
+        if event.stage == "reembedding":
+            counts = f"re-embedding for a new model: {event.files_done}/{event.files_total} documents"
+        if self.tty:
+            now = time.monotonic()
+            final = event.files_done == event.files_total and event.stage in ("done", "failed")
+            if not final and now - self._last_draw < 0.1:
+                return
+            self._last_draw = now
+            filled = int(self.width * event.files_done / total)
+            bar = "█" * filled + "·" * (self.width - filled)
+            self.stream.write(f"\r\x1b[K{bar} {counts} {event.stage} {name}")
+            self.stream.flush()
+        elif event.stage in ("done", "failed", "reembedding"):
+            suffix = f": {event.reason}" if event.reason else ""
+            self.stream.write(f"{counts} {event.stage} {name}{suffix}\n")
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()

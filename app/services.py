@@ -1,0 +1,64 @@
+"""The façade the CLI and the GUI share: one library, one embedder, the ingest and search calls."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import Path
+
+from engine.retrieve import HybridRetriever, SearchResult
+from ingest.embedding import SentenceTransformerEmbedder
+from ingest.errors import LibraryError
+from ingest.pipeline import AddReport, Ingestor, Progress
+from ingest.store.library import DocumentRow, Library
+
+from .settings import Settings
+
+
+class DocDesk:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def library(self) -> Library:
+        return Library(self.settings.library)
+
+    @cached_property
+    def embedder(self) -> SentenceTransformerEmbedder:
+        # Cheap: the model itself loads on the first encode.
+        return SentenceTransformerEmbedder(self.settings.embedding_model, self.settings.embedding_batch_size)
+
+    @cached_property
+    def retriever(self) -> HybridRetriever:
+        return HybridRetriever(self.library, self.embedder)
+
+    def ingestor(
+        self, on_progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None
+    ) -> Ingestor:
+        return Ingestor(self.library, self.embedder, on_progress, cancel)
+
+    def add(self, paths: Iterable[Path], password: str | None = None, on_progress=None, cancel=None) -> AddReport:
+        return self.ingestor(on_progress, cancel).add(paths, password)
+
+    def sync(self, on_progress=None, cancel=None) -> AddReport:
+        return self.ingestor(on_progress, cancel).sync()
+
+    def documents(self) -> list[DocumentRow]:
+        return self.library.documents()
+
+    def remove(self, ref: str) -> DocumentRow:
+        doc = self.library.resolve(ref)
+        if doc is None:
+            raise LibraryError(f"no document {ref!r} in the library (see `docdesk list`)")
+        self.library.remove(doc.id)
+        self.ingestor().refresh_vectors()
+        return doc
+
+    def search(self, query: str, k: int = 10, doc_ids: list[str] | None = None, on_progress=None) -> SearchResult:
+        self.ingestor(on_progress).reembed_stale()  # never search vectors of two models at once
+        return self.retriever.search(query, k, doc_ids)
+
+    def close(self) -> None:
+        if "library" in self.__dict__:
+            self.library.close()

@@ -1,0 +1,69 @@
+"""Settings: `config.toml` in the platform config folder, overridden by environment and flags.
+
+The settings object is created once and passed explicitly; nothing reads it globally.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+APP_NAME = "docdesk"
+
+
+def config_path() -> Path:
+    if os.environ.get("DOCDESK_CONFIG"):
+        return Path(os.environ["DOCDESK_CONFIG"]).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir(APP_NAME)) / "config.toml"
+
+
+def default_library() -> Path:
+    if os.environ.get("DOCDESK_HOME"):
+        return Path(os.environ["DOCDESK_HOME"]).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME)) / "library"
+
+
+def log_dir() -> Path:
+    from platformdirs import user_log_dir
+
+    return Path(user_log_dir(APP_NAME))
+
+
+@dataclass
+class Settings:
+    library: Path = field(default_factory=default_library)
+    embedding_model: str | None = None  # None: the bundled all-MiniLM-L6-v2
+    embedding_batch_size: int = 16
+    raw: dict = field(default_factory=dict)  # the whole config file, for sections other layers own
+
+
+class SettingsError(Exception):
+    pass
+
+
+def load_settings(path: Path | None = None, library: str | None = None, embedding_model: str | None = None) -> Settings:
+    path = path or config_path()
+    raw: dict = {}
+    if path.exists():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{path} is not valid TOML ({exc}): fix or delete it") from exc
+    settings = Settings(raw=raw)
+    section = raw.get("library", {})
+    if section.get("path") and not os.environ.get("DOCDESK_HOME"):
+        settings.library = Path(section["path"]).expanduser()
+    embedding = raw.get("embedding", {})
+    settings.embedding_model = embedding.get("model") or None
+    settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
+    if library:
+        settings.library = Path(library).expanduser()
+    if embedding_model:
+        settings.embedding_model = embedding_model
+    return settings

@@ -1,0 +1,109 @@
+"""Hybrid retrieval: FAISS dense candidates and FTS5 BM25 candidates, fused by reciprocal rank."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ingest.embedding import Embedder
+from ingest.keywords import query_tokens
+from ingest.store.library import Library, PassageRow
+from ingest.store.vectors import VectorIndex
+
+RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
+CANDIDATES = 50
+
+
+@dataclass
+class SearchHit:
+    passage: PassageRow
+    score: float  # fused RRF score
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    dense_score: float | None = None
+
+    def as_dict(self) -> dict:
+        p = self.passage
+        return {
+            "doc_id": p.doc_id,
+            "title": p.title,
+            "path": p.path,
+            "page": p.page,
+            "page_end": p.page_end,
+            "passage_id": p.id,
+            "text": p.text,
+            "score": round(self.score, 6),
+            "dense_score": None if self.dense_score is None else round(self.dense_score, 4),
+        }
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[SearchHit]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def reciprocal_rank_fusion(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+class HybridRetriever:
+    def __init__(self, library: Library, embedder: Embedder) -> None:
+        self.library = library
+        self.embedder = embedder
+        self._vectors: VectorIndex | None = None
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.library, self.embedder.name, self.embedder.dim)
+        return self._vectors
+
+    def warm_up(self) -> None:
+        self.embedder.encode(["warm up"])
+        self.vectors.index()
+
+    def _dense(self, query: str, k: int, doc_ids: list[str] | None) -> list[tuple[int, float]]:
+        vector = self.embedder.encode([query])[0]
+        if not doc_ids:
+            return self.vectors.search(vector, k)
+        # Restricted to a few documents: score their passages directly, exactly.
+        ids, blobs = self.library.doc_embeddings(doc_ids, self.embedder.name)
+        if not ids:
+            return []
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+        scores = matrix @ vector
+        order = np.argsort(-scores)[:k]
+        return [(ids[i], float(scores[i])) for i in order]
+
+    def search(
+        self, query: str, k: int = 10, doc_ids: list[str] | None = None, candidates: int = CANDIDATES
+    ) -> SearchResult:
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        dense = self._dense(query, max(k, candidates), doc_ids)
+        timings["dense_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        keyword = self.library.keyword_search(query_tokens(query), max(k, candidates), doc_ids)
+        timings["keyword_ms"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        fused = reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]])
+        best = sorted(fused, key=fused.__getitem__, reverse=True)[:k]
+        rows = self.library.passages(best)
+        dense_rank = {i: r for r, (i, _) in enumerate(dense)}
+        dense_score = dict(dense)
+        keyword_rank = {i: r for r, (i, _) in enumerate(keyword)}
+        hits = [
+            SearchHit(rows[i], fused[i], dense_rank.get(i), keyword_rank.get(i), dense_score.get(i))
+            for i in best
+            if i in rows
+        ]
+        timings["fuse_ms"] = (time.perf_counter() - t) * 1000
+        return SearchResult(query, hits, timings)

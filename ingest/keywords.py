@@ -1,0 +1,55 @@
+"""The keyword tokenizer behind the FTS5 index, shared by indexing and queries.
+
+FTS5's own tokenizers cannot find "驱动" inside "驱动版本" (a CJK run has no spaces,
+so it is one token). DocDesk therefore writes a token column itself: Latin-script words
+lower-cased, CJK runs as overlapping character bigrams plus single characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{CJK_RANGES}]+|[^\W_{CJK_RANGES}]+")
+_CJK_RUN = re.compile(rf"[{CJK_RANGES}]")
+
+# Query-side only: words that match nearly every passage and only cost time.
+_STOPWORDS = frozenset(
+    """a an and are as at be by can do does for from had has have how i if in is it its of on or
+    that the their this to was were what when where which who why will with you your
+    der die das und ist ein eine zu den von mit sich des auf für im dem nicht es
+    le la les et est un une des du de en que qui""".split()
+)
+
+
+def _cjk_tokens(run: str, with_singles: bool) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return bigrams + list(run) if with_singles else bigrams
+
+
+def index_tokens(text: str) -> str:
+    """The token column for a passage: a space-separated string for FTS5."""
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        run = match.group()
+        tokens.extend(_cjk_tokens(run, True) if _CJK_RUN.match(run) else [run])
+    return " ".join(tokens)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Distinct tokens of a query, in order; bigrams only for CJK runs, no stopwords."""
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        run = match.group()
+        if _CJK_RUN.match(run):
+            tokens.extend(_cjk_tokens(run, False))
+        elif run not in _STOPWORDS:
+            tokens.append(run)
+    return list(dict.fromkeys(tokens))
+
+
+def fts_match_expression(tokens: list[str]) -> str:
+    """An FTS5 MATCH string that ORs the tokens (each quoted, so none is an operator)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)

@@ -1,0 +1,110 @@
+"""PDF text, page by page, with pypdf (non-strict, so damaged files are read where possible)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..errors import DamagedDocument, EncryptedDocument
+from ..normalize import normalize_text
+from ..records import Page, ReadResult
+
+log = logging.getLogger(__name__)
+
+# A page with fewer visible characters than this is treated as having no text layer.
+MIN_PAGE_CHARS = 8
+
+
+def _quiet_pypdf() -> None:
+    # pypdf warns through logging and `warnings`; both belong in DocDesk's log, not the terminal.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    logging.captureWarnings(True)
+
+
+def _title(reader) -> str:
+    try:
+        meta = reader.metadata
+        title = (meta.title if meta else None) or ""
+    except Exception as exc:  # metadata is optional; a broken dictionary must not fail the file
+        log.info("unreadable PDF metadata: %s", exc)
+        return ""
+    title = normalize_text(str(title))
+    if title.lower().startswith(("microsoft word - ", "untitled")):
+        return ""
+    return title
+
+
+def _unlock(reader, password: str | None) -> None:
+    if not reader.is_encrypted:
+        return
+    try:
+        if reader.decrypt("") != 0:  # many PDFs are encrypted with an empty user password
+            return
+        if password is None:
+            raise EncryptedDocument("encrypted: a password is needed (pass --password)")
+        if reader.decrypt(password) == 0:
+            raise EncryptedDocument("encrypted: the password is wrong")
+    except EncryptedDocument:
+        raise
+    except Exception as exc:  # unsupported crypto, missing cryptography package, ...
+        raise EncryptedDocument(f"encrypted and cannot be decrypted: {exc}") from exc
+
+
+def read_pdf(path: Path, password: str | None = None) -> ReadResult:
+    _quiet_pypdf()
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(str(path), strict=False)
+        _unlock(reader, password)
+        raw_pages = reader.pages
+        count = len(raw_pages)
+    except EncryptedDocument:
+        raise
+    except Exception as exc:  # pypdf raises many types for broken files; all mean "cannot be read"
+        if type(exc).__name__ == "FileNotDecryptedError":
+            raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
+        raise DamagedDocument(_damage_reason(path, exc)) from exc
+
+    pages: list[Page] = []
+    empty: list[int] = []
+    failed: list[str] = []
+    for number in range(1, count + 1):
+        try:
+            text = normalize_text(raw_pages[number - 1].extract_text() or "")
+        except Exception as exc:  # one bad content stream should not lose the other pages
+            failed.append(f"p. {number}: {type(exc).__name__}")
+            text = ""
+        if len(text.strip()) < MIN_PAGE_CHARS:
+            empty.append(number)
+        pages.append(Page(number, text))
+
+    warnings = []
+    if empty:
+        warnings.append(f"no text layer (scanned?) on {len(empty)} of {count} pages: {_ranges(empty)}")
+    if failed:
+        warnings.append("text could not be extracted on " + ", ".join(failed))
+    return ReadResult("pdf", pages, title=_title(reader), warnings=warnings)
+
+
+def _damage_reason(path: Path, exc: Exception) -> str:
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 2048))
+        tail = handle.read()
+    reason = f"damaged PDF, pypdf cannot read it ({type(exc).__name__}: {exc})"
+    if b"%%EOF" not in tail:
+        reason += "; the file is cut off (no %%EOF at its end): was a download or copy interrupted?"
+    return reason
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1,2,3,7] -> 'pp. 1-3, 7'."""
+    parts: list[str] = []
+    start = prev = numbers[0]
+    for n in numbers[1:] + [0]:
+        if n == prev + 1:
+            prev = n
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = n
+    return ("p. " if len(numbers) == 1 else "pp. ") + ", ".join(parts)

@@ -1,0 +1,415 @@
+"""One library = one folder: `library.sqlite` (truth) and `vectors.faiss` (a derived cache)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..chunking import join_pages
+from ..errors import LibraryError
+from ..keywords import fts_match_expression, index_tokens
+from ..records import Chunks, Page, ReadResult
+from .schema import connect, migrate
+
+DB_NAME = "library.sqlite"
+
+
+@dataclass
+class DocumentRow:
+    id: str
+    path: str
+    title: str
+    format: str
+    pages: int
+    synthetic_pages: bool
+    size: int
+    mtime: float
+    language: str
+    status: str
+    reason: str
+    warnings: list[str]
+    embed_model: str
+    added_at: float
+    indexed_at: float | None
+    blocks: int = 0
+    passages: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "doc_id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "format": self.format,
+            "pages": self.pages,
+            "blocks": self.blocks,
+            "passages": self.passages,
+            "status": self.status,
+            "reason": self.reason,
+            "warnings": self.warnings,
+            "language": self.language,
+            "size": self.size,
+            "added_at": self.added_at,
+        }
+
+
+@dataclass
+class PassageRow:
+    id: int
+    doc_id: str
+    block_id: int
+    ordinal: int
+    page: int
+    page_end: int
+    start: int
+    end: int
+    text: str
+    title: str
+    path: str
+
+
+@dataclass
+class FileRecord:
+    path: str
+    doc_id: str
+    size: int
+    mtime: float
+    folder_id: int | None = None
+
+
+@dataclass
+class IndexedDocument:
+    """Everything one transaction writes for a successfully read document."""
+
+    doc_id: str
+    file: FileRecord
+    read: ReadResult
+    chunks: Chunks
+    vectors: object  # numpy float32 array, one row per passage
+    language: str
+    embed_model: str
+    extra_warnings: list[str] = field(default_factory=list)
+
+
+_DOC_COLUMNS = (
+    "d.id, d.path, d.title, d.format, d.pages, d.synthetic_pages, d.size, d.mtime, d.language, d.status, "
+    "d.reason, d.warnings, d.embed_model, d.added_at, d.indexed_at"
+)
+
+
+def _document(row: sqlite3.Row) -> DocumentRow:
+    values = dict(row)
+    values["warnings"] = json.loads(values["warnings"] or "[]")
+    values["synthetic_pages"] = bool(values["synthetic_pages"])
+    return DocumentRow(**values)
+
+
+class Library:
+    """The SQLite side of a library. Thread-safe for one writer and many readers."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.conn = connect(str(self.folder / DB_NAME))
+            migrate(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise LibraryError(f"cannot open the library at {self.folder}: {exc}") from exc
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    # -- meta -------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- documents --------------------------------------------------------------
+    def documents(self, with_counts: bool = True) -> list[DocumentRow]:
+        rows = [
+            _document(r)
+            for r in self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.added_at, d.path")
+        ]
+        if with_counts:
+            counts = {
+                r[0]: (r[1], r[2])
+                for r in self.conn.execute(
+                    "SELECT doc_id, count(*), (SELECT count(*) FROM blocks b WHERE b.doc_id = p.doc_id) "
+                    "FROM passages p GROUP BY doc_id"
+                )
+            }
+            for doc in rows:
+                doc.passages, doc.blocks = counts.get(doc.id, (0, 0))
+        return rows
+
+    def document(self, doc_id: str) -> DocumentRow | None:
+        row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?", (doc_id,)).fetchone()
+        if row is None:
+            return None
+        doc = _document(row)
+        doc.passages = self.conn.execute("SELECT count(*) FROM passages WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+        doc.blocks = self.conn.execute("SELECT count(*) FROM blocks WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+        return doc
+
+    def resolve(self, ref: str) -> DocumentRow | None:
+        """A document by id, id prefix (8+ characters) or file path."""
+        doc = self.document(ref)
+        if doc is None and len(ref) >= 8:
+            rows = self.conn.execute("SELECT id FROM documents WHERE id LIKE ?", (ref.lower() + "%",)).fetchall()
+            if len(rows) == 1:
+                doc = self.document(rows[0][0])
+        if doc is None:
+            row = self.conn.execute(
+                "SELECT doc_id FROM files WHERE path = ?", (str(Path(ref).expanduser().absolute()),)
+            ).fetchone()
+            doc = self.document(row[0]) if row else None
+        return doc
+
+    def file(self, path: str) -> FileRecord | None:
+        row = self.conn.execute(
+            "SELECT path, doc_id, size, mtime, folder_id FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return FileRecord(**dict(row)) if row else None
+
+    def files_under(self, folder_id: int) -> list[FileRecord]:
+        rows = self.conn.execute(
+            "SELECT path, doc_id, size, mtime, folder_id FROM files WHERE folder_id = ?", (folder_id,)
+        )
+        return [FileRecord(**dict(r)) for r in rows]
+
+    def queue(self, doc_id: str, path: str, size: int, mtime: float) -> None:
+        """Record a document as queued, so a crash before it finishes is visible and resumable."""
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO documents (id, path, size, mtime, status, added_at) VALUES (?, ?, ?, ?, 'queued', ?) "
+                "ON CONFLICT(id) DO UPDATE SET status = CASE WHEN status = 'indexed' THEN status ELSE 'queued' END",
+                (doc_id, path, size, mtime, time.time()),
+            )
+
+    def link_file(self, record: FileRecord) -> None:
+        """Point a path at an already indexed document (the same bytes seen again)."""
+        with self.transaction() as conn:
+            self._link_file(conn, record)
+
+    def _link_file(self, conn: sqlite3.Connection, record: FileRecord) -> None:
+        previous = conn.execute("SELECT doc_id FROM files WHERE path = ?", (record.path,)).fetchone()
+        conn.execute(
+            "INSERT OR REPLACE INTO files (path, doc_id, size, mtime, folder_id) VALUES (?, ?, ?, ?, ?)",
+            (record.path, record.doc_id, record.size, record.mtime, record.folder_id),
+        )
+        conn.execute("UPDATE documents SET path = ? WHERE id = ?", (record.path, record.doc_id))
+        if previous and previous[0] != record.doc_id:
+            self._drop_if_orphan(conn, previous[0])  # the file changed: its old version goes
+
+    def _drop_if_orphan(self, conn: sqlite3.Connection, doc_id: str) -> None:
+        if conn.execute("SELECT 1 FROM files WHERE doc_id = ? LIMIT 1", (doc_id,)).fetchone() is None:
+            conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def store_indexed(self, item: IndexedDocument) -> None:
+        """Write one document, its pages, blocks, passages, vectors and keywords atomically."""
+        read = item.read
+        _, starts = join_pages(read.pages)
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM blocks WHERE doc_id = ?", (item.doc_id,))  # leftovers of an older model
+            conn.execute("DELETE FROM pages WHERE doc_id = ?", (item.doc_id,))
+            conn.execute(
+                "INSERT INTO documents (id, path, size, mtime, status, added_at) VALUES (?, ?, ?, ?, 'queued', ?) "
+                "ON CONFLICT(id) DO NOTHING",
+                (item.doc_id, item.file.path, item.file.size, item.file.mtime, time.time()),
+            )
+            conn.execute(
+                "UPDATE documents SET title = ?, format = ?, pages = ?, synthetic_pages = ?, language = ?, "
+                "status = 'indexed', reason = '', warnings = ?, embed_model = ?, indexed_at = ? WHERE id = ?",
+                (
+                    read.title,
+                    read.format,
+                    len(read.pages),
+                    int(read.synthetic_pages),
+                    item.language,
+                    json.dumps(read.warnings + item.extra_warnings, ensure_ascii=False),
+                    item.embed_model,
+                    time.time(),
+                    item.doc_id,
+                ),
+            )
+            self._write_content(conn, item.doc_id, read.pages, starts, item.chunks, item.vectors)
+            self._link_file(conn, item.file)
+
+    def replace_content(self, doc_id: str, pages: list[Page], chunks: Chunks, vectors, embed_model: str) -> None:
+        """Re-chunked, re-embedded content for an indexed document (after a model switch)."""
+        _, starts = join_pages(pages)
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM blocks WHERE doc_id = ?", (doc_id,))
+            conn.execute("DELETE FROM pages WHERE doc_id = ?", (doc_id,))
+            self._write_content(conn, doc_id, pages, starts, chunks, vectors)
+            conn.execute("UPDATE documents SET embed_model = ? WHERE id = ?", (embed_model, doc_id))
+
+    def _write_content(self, conn, doc_id: str, pages: list[Page], starts: list[int], chunks: Chunks, vectors) -> None:
+        conn.executemany(
+            "INSERT INTO pages (doc_id, number, start, text) VALUES (?, ?, ?, ?)",
+            [(doc_id, p.number, s, p.text) for p, s in zip(pages, starts, strict=True)],
+        )
+        block_ids: list[int] = []
+        for block in chunks.blocks:
+            cursor = conn.execute(
+                "INSERT INTO blocks (doc_id, ordinal, start, end, page, page_end, tokens, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc_id, block.ordinal, block.start, block.end, block.page, block.page_end, block.tokens, block.text),
+            )
+            block_ids.append(cursor.lastrowid)
+        for passage, vector in zip(chunks.passages, vectors, strict=True):
+            cursor = conn.execute(
+                "INSERT INTO passages (doc_id, block_id, ordinal, start, end, page, page_end, text, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc_id,
+                    block_ids[passage.block],
+                    passage.ordinal,
+                    passage.start,
+                    passage.end,
+                    passage.page,
+                    passage.page_end,
+                    passage.text,
+                    vector.tobytes(),
+                ),
+            )
+            conn.execute(
+                "INSERT INTO passages_fts (rowid, tokens) VALUES (?, ?)", (cursor.lastrowid, index_tokens(passage.text))
+            )
+
+    def store_failed(self, file: FileRecord, reason: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO documents (id, path, size, mtime, status, reason, added_at) VALUES (?, ?, ?, ?, 'failed', ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET status = 'failed', reason = excluded.reason, path = excluded.path",
+                (file.doc_id, file.path, file.size, file.mtime, reason, time.time()),
+            )
+            conn.execute("DELETE FROM blocks WHERE doc_id = ?", (file.doc_id,))
+            self._link_file(conn, file)
+
+    def remove(self, doc_id: str) -> bool:
+        with self.transaction() as conn:
+            return conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount > 0
+
+    def remove_file(self, path: str) -> None:
+        """Forget a path; its document goes too unless another path holds the same bytes."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT doc_id FROM files WHERE path = ?", (path,)).fetchone()
+            if row:
+                conn.execute("DELETE FROM files WHERE path = ?", (path,))
+                self._drop_if_orphan(conn, row[0])
+
+    # -- folders ----------------------------------------------------------------
+    def remember_folder(self, path: str) -> int:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO folders (path, added_at) VALUES (?, ?)", (path, time.time()))
+            return conn.execute("SELECT id FROM folders WHERE path = ?", (path,)).fetchone()[0]
+
+    def folders(self) -> list[tuple[int, str]]:
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT id, path FROM folders ORDER BY path")]
+
+    # -- passages ---------------------------------------------------------------
+    def passages(self, ids: Iterable[int]) -> dict[int, PassageRow]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path "
+            f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN ({marks})",
+            ids,
+        )
+        return {r[0]: PassageRow(*r) for r in rows}
+
+    def passage_count(self, embed_model: str | None = None) -> int:
+        if embed_model is None:
+            return self.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+        return self.conn.execute(
+            "SELECT count(*) FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ?",
+            (embed_model,),
+        ).fetchone()[0]
+
+    def passage_ids(self, embed_model: str) -> list[int]:
+        rows = self.conn.execute(
+            "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ? "
+            "AND d.status = 'indexed' ORDER BY p.id",
+            (embed_model,),
+        )
+        return [r[0] for r in rows]
+
+    def embeddings(self, ids: list[int], batch: int = 5000) -> Iterator[tuple[list[int], list[bytes]]]:
+        for i in range(0, len(ids), batch):
+            chunk = ids[i : i + batch]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT id, embedding FROM passages WHERE id IN ({marks}) ORDER BY id", chunk
+            ).fetchall()
+            yield [r[0] for r in rows], [r[1] for r in rows]
+
+    def doc_embeddings(self, doc_ids: list[str], embed_model: str) -> tuple[list[int], list[bytes]]:
+        marks = ",".join("?" * len(doc_ids))
+        rows = self.conn.execute(
+            f"SELECT p.id, p.embedding FROM passages p JOIN documents d ON d.id = p.doc_id "
+            f"WHERE p.doc_id IN ({marks}) AND d.embed_model = ?",
+            [*doc_ids, embed_model],
+        ).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def keyword_search(self, tokens: list[str], k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
+        """(passage id, bm25) best first. FTS5's bm25() is lower-is-better; it is negated here."""
+        if not tokens:
+            return []
+        expression = fts_match_expression(tokens)
+        if doc_ids:
+            marks = ",".join("?" * len(doc_ids))
+            sql = (
+                "SELECT f.rowid, bm25(passages_fts) AS score FROM passages_fts f JOIN passages p ON p.id = f.rowid "
+                f"WHERE passages_fts MATCH ? AND p.doc_id IN ({marks}) ORDER BY score LIMIT ?"
+            )
+            params = [expression, *doc_ids, k]
+        else:
+            sql = "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
+            params = [expression, k]
+        return [(r[0], -r[1]) for r in self.conn.execute(sql, params)]
+
+    def neighbours(self, block_id: int) -> list[PassageRow]:
+        ids = [
+            r[0] for r in self.conn.execute("SELECT id FROM passages WHERE block_id = ? ORDER BY ordinal", (block_id,))
+        ]
+        rows = self.passages(ids)
+        return [rows[i] for i in ids]
+
+    def pages(self, doc_id: str) -> list[Page]:
+        return [
+            Page(r[0], r[1])
+            for r in self.conn.execute("SELECT number, text FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
+        ]
+
+    def stats(self) -> dict:
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "documents": one("SELECT count(*) FROM documents WHERE status = 'indexed'"),
+            "failed": one("SELECT count(*) FROM documents WHERE status = 'failed'"),
+            "queued": one("SELECT count(*) FROM documents WHERE status = 'queued'"),
+            "passages": one("SELECT count(*) FROM passages"),
+        }

@@ -1,0 +1,117 @@
+"""The library's SQLite schema (the source of truth) and its migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY,                 -- sha256 of the file's bytes
+    path TEXT NOT NULL,                  -- where it was last seen
+    title TEXT NOT NULL DEFAULT '',
+    format TEXT NOT NULL DEFAULT '',
+    pages INTEGER NOT NULL DEFAULT 0,
+    synthetic_pages INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL,
+    mtime REAL NOT NULL,
+    language TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL CHECK (status IN ('queued', 'indexed', 'failed')),
+    reason TEXT NOT NULL DEFAULT '',
+    warnings TEXT NOT NULL DEFAULT '[]', -- JSON list of strings
+    embed_model TEXT NOT NULL DEFAULT '',
+    added_at REAL NOT NULL,
+    indexed_at REAL
+);
+
+CREATE TABLE IF NOT EXISTS folders (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    added_at REAL NOT NULL
+);
+
+-- Paths on disk that hold a document; the same bytes at two paths are one document.
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    size INTEGER NOT NULL,
+    mtime REAL NOT NULL,
+    folder_id INTEGER REFERENCES folders(id) ON DELETE SET NULL
+);
+CREATE INDEX IF NOT EXISTS files_doc ON files(doc_id);
+
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    start INTEGER NOT NULL,              -- offset in the joined document text
+    text TEXT NOT NULL,
+    PRIMARY KEY (doc_id, number)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS blocks (
+    id INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    page_end INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    UNIQUE (doc_id, ordinal)
+);
+
+-- AUTOINCREMENT: ids are never reused, so the FAISS cache can tell an old id from a new one.
+CREATE TABLE IF NOT EXISTS passages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    block_id INTEGER NOT NULL REFERENCES blocks(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    page_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    embedding BLOB NOT NULL              -- float32, L2-normalized
+);
+CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
+CREATE INDEX IF NOT EXISTS passages_block ON passages(block_id);
+
+-- rowid = passages.id; `tokens` is written by ingest.keywords.index_tokens.
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61 remove_diacritics 2');
+
+-- Cascaded deletes fire triggers too, so removing a document clears its keyword rows.
+CREATE TRIGGER IF NOT EXISTS passages_fts_delete AFTER DELETE ON passages BEGIN
+    DELETE FROM passages_fts WHERE rowid = old.id;
+END;
+"""
+
+
+def connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a power cut loses at most the last commits
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone()
+    version = 0
+    if row:
+        found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(found[0]) if found else 0
+    if version > SCHEMA_VERSION:
+        from ..errors import LibraryError
+
+        raise LibraryError(
+            f"this library was written by a newer DocDesk (schema {version}, this one knows {SCHEMA_VERSION}): "
+            "update DocDesk"
+        )
+    conn.executescript(
+        "BEGIN;" + SCHEMA + f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;"
+    )

@@ -1,0 +1,119 @@
+"""`vectors.faiss`: a derived, disposable copy of the passage embeddings kept in SQLite.
+
+It is written to a temporary file and renamed into place, and its signature (model,
+passage count, highest passage id) is recorded in SQLite after the rename. Whenever
+the signature, the id set or the dimension disagrees with SQLite, it is brought back
+in line from SQLite, so a crash at any moment costs at most a rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .library import Library
+
+log = logging.getLogger(__name__)
+
+INDEX_NAME = "vectors.faiss"
+SIGNATURE_KEY = "faiss_signature"
+
+
+class VectorIndex:
+    def __init__(self, library: Library, embed_model: str, dim: int) -> None:
+        self.library = library
+        self.embed_model = embed_model
+        self.dim = dim
+        self.path = library.folder / INDEX_NAME
+        self._index = None
+
+    def _signature(self, ids: list[int]) -> dict:
+        return {"model": self.embed_model, "dim": self.dim, "count": len(ids), "max_id": ids[-1] if ids else 0}
+
+    def _current_signature(self) -> dict:
+        row = self.library.conn.execute(
+            "SELECT count(*), coalesce(max(p.id), 0) FROM passages p JOIN documents d ON d.id = p.doc_id "
+            "WHERE d.embed_model = ? AND d.status = 'indexed'",
+            (self.embed_model,),
+        ).fetchone()
+        return {"model": self.embed_model, "dim": self.dim, "count": row[0], "max_id": row[1]}
+
+    def _new_index(self):
+        import faiss
+
+        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+
+    def index(self):
+        """The in-memory index, loaded from disk or repaired from SQLite as needed."""
+        if self._index is not None:
+            return self._index
+        import faiss
+
+        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+        if self.path.exists() and stored == self._current_signature():
+            try:
+                index = faiss.read_index(str(self.path))
+                if index.d == self.dim and index.ntotal == stored["count"]:
+                    self._index = index
+                    return index
+            except RuntimeError as exc:
+                log.warning("vector cache unreadable, rebuilding: %s", exc)
+        self.refresh()
+        return self._index
+
+    def refresh(self) -> bool:
+        """Make the index match SQLite, adding and removing only what differs. True if it changed."""
+        import faiss
+
+        ids = self.library.passage_ids(self.embed_model)
+        index = self._index
+        if index is None and self.path.exists():
+            try:
+                index = faiss.read_index(str(self.path))
+                if index.d != self.dim:
+                    index = None
+            except RuntimeError:
+                index = None
+        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+        if index is None or stored.get("model") != self.embed_model:
+            index = self._new_index()
+        have = faiss.vector_to_array(index.id_map) if index.ntotal else np.zeros(0, dtype=np.int64)
+        want = np.asarray(ids, dtype=np.int64)
+        stale = np.setdiff1d(have, want, assume_unique=True)
+        missing = np.setdiff1d(want, have, assume_unique=True)
+        if len(stale):
+            index.remove_ids(faiss.IDSelectorBatch(stale))
+        for batch_ids, blobs in self.library.embeddings(missing.tolist()):
+            vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
+            index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
+        self._index = index
+        signature = self._signature(ids)
+        changed = bool(len(stale) or len(missing)) or stored != signature or not self.path.exists()
+        if changed:
+            self._write(index)
+            self.library.set_meta(SIGNATURE_KEY, json.dumps(signature))
+        return changed
+
+    def _write(self, index) -> None:
+        import faiss
+
+        temporary = self.path.with_suffix(".faiss.tmp")
+        faiss.write_index(index, str(temporary))
+        with open(temporary, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.path)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        index = self.index()
+        if index.ntotal == 0:
+            return []
+        scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
+
+
+def remove_cache(folder: Path) -> None:
+    (folder / INDEX_NAME).unlink(missing_ok=True)
