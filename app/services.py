@@ -27,7 +27,9 @@ class DocDesk:
     @cached_property
     def embedder(self) -> SentenceTransformerEmbedder:
         # Cheap: the model itself loads on the first encode.
-        return SentenceTransformerEmbedder(self.settings.embedding_model, self.settings.embedding_batch_size)
+        return SentenceTransformerEmbedder(
+            self.settings.embedding_model, self.settings.embedding_batch_size, self.settings.embedding_multilingual
+        )
 
     @cached_property
     def retriever(self) -> HybridRetriever:

@@ -40,6 +40,7 @@ class Settings:
     library: Path = field(default_factory=default_library)
     embedding_model: str | None = None  # None: the bundled all-MiniLM-L6-v2
     embedding_batch_size: int = 16
+    embedding_multilingual: bool = False  # the bundled model is English-only
     raw: dict = field(default_factory=dict)  # the whole config file, for sections other layers own
 
 
@@ -62,6 +63,7 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     embedding = raw.get("embedding", {})
     settings.embedding_model = embedding.get("model") or None
     settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
+    settings.embedding_multilingual = bool(embedding.get("multilingual", False))
     if library:
         settings.library = Path(library).expanduser()
     if embedding_model:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ingest.embedding import Embedder
-from ingest.keywords import query_tokens
+from ingest.keywords import CJK_RANGES, query_tokens
 from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 
+_CJK = re.compile(f"[{CJK_RANGES}]")
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
 CANDIDATES = 50
 
@@ -46,12 +48,30 @@ class SearchResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def reciprocal_rank_fusion(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
+def reciprocal_rank_fusion(
+    rankings: list[list[int]], weights: list[float] | None = None, k: int = RRF_K
+) -> dict[int, float]:
+    weights = weights or [1.0] * len(rankings)
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights, strict=True):
         for rank, item in enumerate(ranking):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank + 1)
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank + 1)
     return fused
+
+
+def dense_weight(query: str, multilingual: bool) -> float:
+    """How much to trust the embedding channel for this query.
+
+    An English-only model (the bundled all-MiniLM-L6-v2) maps CJK text to near-noise,
+    so for such queries the keyword channel decides, and the dense one only breaks ties.
+    """
+    if multilingual:
+        return 1.0
+    letters = [ch for ch in query if ch.isalnum()]
+    if not letters:
+        return 1.0
+    cjk = sum(1 for ch in letters if _CJK.match(ch))
+    return max(0.05, 1.0 - cjk / len(letters))
 
 
 class HybridRetriever:
@@ -94,7 +114,8 @@ class HybridRetriever:
         keyword = self.library.keyword_search(query_tokens(query), max(k, candidates), doc_ids)
         timings["keyword_ms"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        fused = reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]])
+        weights = [dense_weight(query, getattr(self.embedder, "multilingual", False)), 1.0]
+        fused = reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]], weights)
         best = sorted(fused, key=fused.__getitem__, reverse=True)[:k]
         rows = self.library.passages(best)
         dense_rank = {i: r for r, (i, _) in enumerate(dense)}

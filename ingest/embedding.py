@@ -24,6 +24,7 @@ class Embedder(Protocol):
 
     name: str
     max_tokens: int
+    multilingual: bool
 
     @property
     def dim(self) -> int: ...
@@ -57,8 +58,12 @@ def resolve_model(model: str | None) -> tuple[str, Path]:
 class SentenceTransformerEmbedder:
     """sentence-transformers on the CPU; its tokenizer is read without importing torch."""
 
-    def __init__(self, model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(
+        self, model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, multilingual: bool = False
+    ) -> None:
         self.name, self.path = resolve_model(model)
+        # Whether the model understands more than English; decides how far retrieval trusts it for CJK queries.
+        self.multilingual = multilingual
         self.batch_size = batch_size
         self.max_tokens = self._max_seq_length() - 2  # [CLS] and [SEP] take two
         self._lock = threading.Lock()

@@ -118,8 +118,9 @@ class Library:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.conn = connect(str(self.folder / DB_NAME))
             migrate(self.conn)
-        except sqlite3.DatabaseError as exc:
-            raise LibraryError(f"cannot open the library at {self.folder}: {exc}") from exc
+        except (sqlite3.DatabaseError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise LibraryError(f"cannot open the library at {self.folder}: {reason}") from exc
         self._lock = threading.RLock()
 
     def close(self) -> None:

@@ -1,0 +1,103 @@
+"""The CLI as a user runs it: real subprocesses, a library in a temporary folder, JSON checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.models
+
+
+def run(library: Path, *args: str, check_code: int | None = 0) -> subprocess.CompletedProcess:
+    env = dict(os.environ, DOCDESK_HOME=str(library))
+    proc = subprocess.run([sys.executable, "-m", "app", *args], env=env, capture_output=True, text=True, timeout=600)
+    if check_code is not None:
+        assert proc.returncode == check_code, proc.stderr
+    return proc
+
+
+def test_add_list_search_remove_with_json(tmp_path, corpus):
+    lib = tmp_path / "lib"
+    added = run(lib, "add", str(SAMPLES), str(corpus / "broken" / "html-named.pdf"), "--json", check_code=1)
+    report = json.loads(added.stdout)
+    assert set(report) >= {"added", "skipped", "failed"}
+    assert {a["path"].rsplit("/", 1)[1] for a in report["added"]} == {
+        "docdesk-guide.md",
+        "docdesk-guide.pdf",
+        "docdesk-guide-zh.md",
+        "docdesk-guide-zh.pdf",
+    }
+    for entry in report["added"]:
+        assert set(entry) >= {"doc_id", "path", "title", "pages", "blocks", "passages", "status"}
+        assert len(entry["doc_id"]) == 64 and entry["status"] == "indexed"
+    assert report["failed"] == [
+        {
+            "doc_id": report["failed"][0]["doc_id"],
+            "path": str(corpus / "broken" / "html-named.pdf"),
+            "reason": "named .pdf but the content is HTML, not a PDF",
+        }
+    ]
+    assert "files" in added.stderr  # the progress bar
+
+    listed = json.loads(run(lib, "list", "--json").stdout)["documents"]
+    assert len(listed) == 5
+    keys = {"doc_id", "path", "title", "format", "pages", "blocks", "passages", "status", "reason"}
+    assert all(keys <= set(d) for d in listed)
+    pdf = next(d for d in listed if d["path"].endswith("docdesk-guide.pdf"))
+    assert pdf["format"] == "pdf" and pdf["pages"] == 7 and pdf["title"] == "DocDesk User Guide"
+
+    found = json.loads(run(lib, "search", "which", "command", "rescans", "folders", "-k", "3", "--json").stdout)
+    assert found["query"] == "which command rescans folders"
+    assert len(found["results"]) == 3
+    assert set(found["results"][0]) >= {"doc_id", "title", "path", "page", "text", "score"}
+    assert "docdesk sync" in found["results"][0]["text"]
+    scores = [r["score"] for r in found["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+    again = json.loads(run(lib, "add", str(SAMPLES), "--json").stdout)
+    assert again["added"] == [] and len(again["skipped"]) == 4
+
+    removed = run(lib, "remove", pdf["doc_id"][:12], "--json")
+    assert json.loads(removed.stdout)["removed"][0]["doc_id"] == pdf["doc_id"]
+    assert len(json.loads(run(lib, "list", "--json").stdout)["documents"]) == 4
+    missing = run(lib, "remove", "no-such-document", check_code=2)
+    assert missing.stderr.startswith("docdesk: no document") and "Traceback" not in missing.stderr
+
+
+def test_encrypted_pdf_with_password_and_sync_of_a_remembered_folder(tmp_path, corpus):
+    lib = tmp_path / "lib"
+    encrypted = corpus / "pdf-samples/005-libreoffice-writer-password/libreoffice-writer-password.pdf"
+    failed = json.loads(run(lib, "add", str(encrypted), "--json", check_code=1).stdout)
+    assert failed["failed"][0]["reason"].startswith("encrypted: a password is needed")
+    ok = json.loads(run(lib, "add", str(encrypted), "--password", "openpassword", "--json").stdout)
+    assert ok["added"][0]["status"] == "indexed"
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "one.txt").write_text("The first note is about sailing boats.", encoding="utf-8")
+    run(lib, "add", str(folder))
+    (folder / "two.md").write_text("# Second\n\nThe second note is about mountain huts.", encoding="utf-8")
+    (folder / "one.txt").unlink()
+    synced = json.loads(run(lib, "sync", "--json").stdout)
+    assert [a["path"] for a in synced["added"]] == [str(folder / "two.md")]
+    assert [r["path"] for r in synced["removed"]] == [str(folder / "one.txt")]
+
+
+def test_list_does_not_import_torch(tmp_path):
+    env = dict(os.environ, DOCDESK_HOME=str(tmp_path / "lib"))
+    code = "import sys; from app.cli import main; main(['list']); assert 'torch' not in sys.modules; assert 'faiss' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=60)
+
+
+def test_bad_library_folder_gives_one_line(tmp_path):
+    blocker = tmp_path / "file-not-folder"
+    blocker.write_text("x")
+    proc = run(blocker, "list", check_code=2)
+    assert proc.stderr.startswith("docdesk: ") and "Traceback" not in proc.stderr
