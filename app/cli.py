@@ -13,7 +13,6 @@ from ingest.errors import IngestError
 
 from .settings import SettingsError, load_settings
 
-log = logging.getLogger("docdesk")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -135,11 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # DocDesk never downloads models
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    for noisy in ("pypdf", "sentence_transformers", "transformers", "httpx", "faiss"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)
+    from .logs import setup_logging
+
+    if not logging.getLogger().handlers:  # main() calls itself for the samples demo
+        setup_logging(args.verbose)
     if args.command is None:
         from .samples import run_samples  # until the window exists, `docdesk` demonstrates the CLI
 

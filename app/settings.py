@@ -30,6 +30,8 @@ def default_library() -> Path:
 
 
 def log_dir() -> Path:
+    if os.environ.get("DOCDESK_LOG_DIR"):
+        return Path(os.environ["DOCDESK_LOG_DIR"]).expanduser()
     from platformdirs import user_log_dir
 
     return Path(user_log_dir(APP_NAME))
@@ -39,7 +41,7 @@ def log_dir() -> Path:
 class Settings:
     library: Path = field(default_factory=default_library)
     embedding_model: str | None = None  # None: the bundled all-MiniLM-L6-v2
-    embedding_batch_size: int = 16
+    embedding_batch_size: int = 8
     embedding_multilingual: bool = False  # the bundled model is English-only
     raw: dict = field(default_factory=dict)  # the whole config file, for sections other layers own
 

@@ -88,12 +88,12 @@ class Chunker:
         self.count_block_tokens = count_block_tokens
 
     # -- blocks ---------------------------------------------------------------
-    def block_spans(self, text: str) -> list[tuple[int, int, int]]:
+    def block_spans(self, text: str, count: CountFn | None = None) -> list[tuple[int, int, int]]:
         """(start, end, tokens) of each block."""
         units: list[_Unit] = []
         for unit in sentence_units(text):
             units.extend(_split_long_unit(text, unit, self.block_tokens))  # >= 1 char per token
-        counts = self.count_block_tokens([text[u.start : u.end] for u in units])
+        counts = (count or self.count_block_tokens)([text[u.start : u.end] for u in units])
         blocks: list[tuple[int, int, int]] = []
         first = 0
         total = 0
@@ -131,7 +131,7 @@ class Chunker:
             j = min(n, i + budget)
             start = offsets[i][0]
             if j == n:
-                spans.append((start, offsets[-1][1]))
+                spans.append((start, len(text)))  # keep trailing characters the tokenizer ignores
                 break
             hi = offsets[j - 1][1]
             lo = start + (hi - start) // 2  # a cut must keep the passage at least half full
@@ -159,29 +159,95 @@ class Chunker:
 
     # -- both -----------------------------------------------------------------
     def chunk(self, pages: list[Page]) -> Chunks:
-        text, starts = join_pages(pages)
-        numbers = [p.number for p in pages]
+        stream = self.stream()
+        stream.add_pages(pages)
+        stream.finish()
+        return stream.chunks
 
-        def page_at(position: int) -> int:
-            return numbers[max(0, bisect.bisect_right(starts, position) - 1)]
+    def stream(self) -> ChunkStream:
+        return ChunkStream(self)
 
-        blocks: list[Block] = []
-        passages: list[Passage] = []
-        for b_start, b_end, tokens in self.block_spans(text):
-            b_start, b_end = _strip(text, b_start, b_end)
-            if b_end <= b_start:
-                continue
-            block_text = text[b_start:b_end]
-            block_ordinal = len(blocks)
-            blocks.append(
-                Block(block_ordinal, b_start, b_end, page_at(b_start), page_at(b_end - 1), tokens, block_text)
+
+class ChunkStream:
+    """Chunks a document while its pages are still arriving.
+
+    Every block but the last one of the text seen so far is final: a block is cut when
+    the next complete sentence would overflow it, and text appended later cannot move
+    that cut. So blocks (and their passages) are released as soon as they are final,
+    and the embedder can work on them while the reader extracts the following pages.
+    """
+
+    def __init__(self, chunker: Chunker) -> None:
+        self.chunker = chunker
+        self.pages: list[Page] = []
+        self._parts: list[str] = []
+        self._starts: list[int] = []
+        self._length = 0
+        self._final_upto = 0  # text before this offset is cut into final blocks
+        self.chunks = Chunks([], [])
+        self._counts: dict[str, int] = {}  # unit text -> tokens; pages arrive often, units rarely change
+
+    def _count(self, texts: list[str]) -> list[int]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._counts]
+        if missing:
+            self._counts.update(zip(missing, self.chunker.count_block_tokens(missing), strict=True))
+        return [self._counts[t] for t in texts]
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def add_pages(self, pages: list[Page]) -> list[Passage]:
+        """Append pages; returns the passages that became final."""
+        for page in pages:
+            if self.pages:
+                self._parts.append(PAGE_SEPARATOR)
+                self._length += len(PAGE_SEPARATOR)
+            self._starts.append(self._length)
+            self._parts.append(page.text)
+            self._length += len(page.text)
+            self.pages.append(page)
+        return self._cut(final=False)
+
+    def finish(self) -> list[Passage]:
+        """No more pages: the rest of the text becomes final too."""
+        return self._cut(final=True)
+
+    def _page_at(self, position: int) -> int:
+        return self.pages[max(0, bisect.bisect_right(self._starts, position) - 1)].number
+
+    def _cut(self, final: bool) -> list[Passage]:
+        text = self.text
+        spans = self.chunker.block_spans(text[self._final_upto :], self._count)
+        if not final:
+            spans = spans[:-1]
+        if spans:
+            self._counts.clear()  # the units of released blocks will not be counted again
+        released: list[Passage] = []
+        for b_start, b_end, tokens in spans:
+            b_start, b_end = b_start + self._final_upto, b_end + self._final_upto
+            released += self._add_block(text, b_start, b_end, tokens)
+        if spans:
+            self._final_upto = spans[-1][1] + self._final_upto
+        return released
+
+    def _add_block(self, text: str, b_start: int, b_end: int, tokens: int) -> list[Passage]:
+        b_start, b_end = _strip(text, b_start, b_end)
+        if b_end <= b_start:
+            return []
+        block_text = text[b_start:b_end]
+        ordinal = len(self.chunks.blocks)
+        self.chunks.blocks.append(
+            Block(ordinal, b_start, b_end, self._page_at(b_start), self._page_at(b_end - 1), tokens, block_text)
+        )
+        passages = []
+        for p_ordinal, (s, e) in enumerate(self.chunker.passage_spans(block_text)):
+            start, end = b_start + s, b_start + e
+            passages.append(
+                Passage(ordinal, p_ordinal, start, end, self._page_at(start), self._page_at(end - 1), text[start:end])
             )
-            for p_ordinal, (s, e) in enumerate(self.passage_spans(block_text)):
-                start, end = b_start + s, b_start + e
-                passages.append(
-                    Passage(block_ordinal, p_ordinal, start, end, page_at(start), page_at(end - 1), text[start:end])
-                )
-        return Chunks(blocks, passages)
+        self.chunks.passages += passages
+        return passages
 
 
 def join_pages(pages: list[Page]) -> tuple[str, list[int]]:

@@ -16,7 +16,7 @@ from .errors import EmbeddingModelError
 log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
-DEFAULT_BATCH_SIZE = 16  # fastest on a 2-core CPU for 256-token passages (tests/bench/bench_ingest.py)
+DEFAULT_BATCH_SIZE = 8  # fastest on a 2-core CPU for ~250-token passages (tests/bench/bench_ingest.py)
 
 
 class Embedder(Protocol):

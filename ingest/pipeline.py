@@ -1,28 +1,26 @@
 """Add, sync and re-embed: files -> read -> chunk -> embed -> one transaction per document.
 
-Reading (pypdf is pure Python and holds the GIL) runs ahead in a separate process while
-this process embeds, so the two stages overlap on a small machine.
+Reading (pypdf is pure Python and holds the GIL) runs in a separate process that streams
+pages back, so this process chunks and embeds the first blocks of a book while the rest of
+it is still being read. Each document is still written in one transaction at its end.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import multiprocessing
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .chunking import Chunker, join_pages
+from .chunking import Chunker
 from .embedding import Embedder
-from .errors import IngestError
 from .language import guess_language
-from .records import ReadResult
+from .reader_process import Finished, Pages, ReaderProcess, read_stream
+from .records import Passage, ReadResult
 from .sniff import is_supported_name
 from .store.library import FileRecord, IndexedDocument, Library
 from .store.vectors import VectorIndex
@@ -30,6 +28,7 @@ from .store.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 READ_AHEAD = 4  # documents read ahead of the embedder; bounds memory on huge batches
+EMBED_CHUNK = 32  # passages per encode call while a document streams in
 
 
 @dataclass
@@ -58,9 +57,6 @@ class AddReport:
 @dataclass
 class _Job:
     file: FileRecord
-    result: ReadResult | None = None
-    error: str = ""
-    read_seconds: float = 0.0
 
 
 def file_digest(path: Path) -> str:
@@ -69,20 +65,6 @@ def file_digest(path: Path) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def read_job(path: str, password: str | None) -> tuple[ReadResult | None, str, float]:
-    """Runs in the reader process: (result, error, seconds). Errors travel as text."""
-    from .readers import read_document
-
-    started = time.perf_counter()
-    try:
-        return read_document(Path(path), password), "", time.perf_counter() - started
-    except IngestError as exc:
-        return None, str(exc), time.perf_counter() - started
-    except Exception as exc:  # a reader bug must cost one file, never the batch
-        log.exception("reader crashed on %s", path)
-        return None, f"could not be read: {type(exc).__name__}: {exc}", time.perf_counter() - started
 
 
 def expand_paths(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path | None]], list[dict]]:
@@ -241,91 +223,122 @@ class Ingestor:
         jobs.sort(key=lambda job: job.file.size)
         return jobs
 
-    def _reads(self, jobs: list[_Job], password: str | None):
-        """Yield jobs with their read results, reading ahead in another process."""
-        if not self.read_in_subprocess or len(jobs) < 2:
-            for job in jobs:
-                job.result, job.error, job.read_seconds = read_job(job.file.path, password)
-                yield job
-            return
-        context = multiprocessing.get_context("spawn")  # never fork a process that holds torch threads
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            pending: deque[tuple[_Job, Future]] = deque()
-            queue = iter(jobs)
-            for job in queue:
-                pending.append((job, pool.submit(read_job, job.file.path, password)))
-                if len(pending) >= READ_AHEAD:
-                    break
-            while pending:
-                job, future = pending.popleft()
-                try:
-                    job.result, job.error, job.read_seconds = future.result()
-                except Exception as exc:  # the reader process died (out of memory, a crash in a C library)
-                    job.error = f"could not be read: the reader stopped ({type(exc).__name__})"
-                    pool.shutdown(cancel_futures=True)
-                    yield job
-                    rest = [j for j, _ in pending] + list(queue)
-                    yield from self._reads_inline(rest, password)
-                    return
-                next_job = next(queue, None)
-                if next_job is not None:
-                    pending.append((next_job, pool.submit(read_job, next_job.file.path, password)))
-                yield job
-                if self.cancel.is_set():
-                    pool.shutdown(cancel_futures=True)
-                    return
-
-    def _reads_inline(self, jobs, password):
-        for job in jobs:
-            job.result, job.error, job.read_seconds = read_job(job.file.path, password)
-            yield job
-
     def _run(self, jobs: list[_Job], password: str | None, report: AddReport) -> None:
-        total = len(jobs)
-        done = 0
-        started = time.perf_counter()
-        for job in self._reads(jobs, password):
-            self._time("read_wait", started)
-            self.timings["read"] = self.timings.get("read", 0.0) + job.read_seconds
-            if self.cancel.is_set():
-                break
-            path = job.file.path
-            if job.result is None:
-                self.library.store_failed(job.file, job.error)
-                report.failed.append({"doc_id": job.file.doc_id, "path": path, "reason": job.error})
-                done += 1
-                self.on_progress(Progress("failed", done, total, path, reason=job.error))
-                started = time.perf_counter()
-                continue
-            result = job.result
-            self.on_progress(Progress("embedding", done, total, path, pages=len(result.pages)))
-            entry = self._index_one(job.file, result)
-            done += 1
-            report.added.append(entry)
-            self.on_progress(Progress("done", done, total, path, pages=entry["pages"], passages=entry["passages"]))
-            started = time.perf_counter()
+        reader = ReaderProcess() if self.read_in_subprocess and jobs else None
+        submitted = 0
 
-    def _index_one(self, file: FileRecord, result: ReadResult) -> dict:
-        t = time.perf_counter()
-        chunks = self.chunker.chunk(result.pages)
-        self._time("chunk", t)
-        t = time.perf_counter()
-        vectors = self.embedder.encode([p.text for p in chunks.passages])
-        self._time("embed", t)
+        def submit_ahead(current: int) -> None:
+            nonlocal submitted
+            while reader is not None and submitted < min(len(jobs), current + READ_AHEAD):
+                reader.submit(submitted, jobs[submitted].file.path, password)
+                submitted += 1
+
+        try:
+            for number, job in enumerate(jobs):
+                if self.cancel.is_set():
+                    break
+                submit_ahead(number)
+                builder = _DocumentBuilder(self.chunker, self.embedder, self._time)
+                finished = self._read_into(reader, number, job, builder, password, len(jobs))
+                if reader is not None and not reader.alive:  # it crashed on this file: a fresh one reads the rest
+                    reader.close()
+                    reader, submitted = ReaderProcess(), number + 1
+                self._store(job, finished, builder, report, number + 1, len(jobs))
+        finally:
+            if reader is not None:
+                reader.close()
+
+    def _read_into(self, reader, number, job, builder, password, total) -> Finished:
+        """Feed the document's pages to the builder as they arrive; return the reader's verdict."""
+        path = job.file.path
+        finished: Finished | None = None
+
+        def handle(message: Pages | Finished) -> None:
+            nonlocal finished
+            if isinstance(message, Finished):
+                finished = message
+                return
+            builder.add(message.pages)
+            self.on_progress(Progress("reading", number, total, path, len(builder.stream.pages), builder.passages))
+
+        if reader is None:
+            read_stream(number, path, password, handle)
+        while finished is None:
+            started = time.perf_counter()
+            message = reader.next_message(number)
+            self._time("read_wait", started)
+            handle(message)
+        self.timings["read"] = self.timings.get("read", 0.0) + finished.seconds
+        for line in finished.log_lines:
+            log.info("%s: %s", path, line)
+        return finished
+
+    def _store(self, job: _Job, finished: Finished, builder, report: AddReport, done: int, total: int) -> None:
+        path = job.file.path
+        if finished.error:
+            self.library.store_failed(job.file, finished.error)
+            report.failed.append({"doc_id": job.file.doc_id, "path": path, "reason": finished.error})
+            self.on_progress(Progress("failed", done, total, path, reason=finished.error))
+            return
+        self.on_progress(Progress("embedding", done - 1, total, path, pages=len(builder.stream.pages)))
+        chunks, vectors = builder.finish()
         if self.library.meta("embedding_dim") is None:
             self.library.set_meta("embedding_dim", str(vectors.shape[1]))
-        t = time.perf_counter()
-        text, _ = join_pages(result.pages)
-        item = IndexedDocument(file.doc_id, file, result, chunks, vectors, guess_language(text), self.embedder.name)
-        self.library.store_indexed(item)
-        self._time("write", t)
-        return {
-            "doc_id": file.doc_id,
-            "path": file.path,
+        started = time.perf_counter()
+        pages = builder.stream.pages
+        result = ReadResult(finished.format, pages, finished.title, finished.synthetic_pages, finished.warnings)
+        language = guess_language(builder.stream.text)
+        self.library.store_indexed(
+            IndexedDocument(job.file.doc_id, job.file, result, chunks, vectors, language, self.embedder.name)
+        )
+        self._time("write", started)
+        entry = {
+            "doc_id": job.file.doc_id,
+            "path": path,
             "title": result.title,
-            "pages": len(result.pages),
+            "pages": len(pages),
             "blocks": len(chunks.blocks),
             "passages": len(chunks.passages),
             "status": "indexed",
             "warnings": result.warnings,
         }
+        report.added.append(entry)
+        self.on_progress(Progress("done", done, total, path, pages=entry["pages"], passages=entry["passages"]))
+
+
+class _DocumentBuilder:
+    """Chunks and embeds one document while its pages arrive; nothing is stored until finish()."""
+
+    def __init__(self, chunker: Chunker, embedder: Embedder, clock) -> None:
+        self.stream = chunker.stream()
+        self.embedder = embedder
+        self._clock = clock
+        self._pending: list[Passage] = []
+        self._vectors: list = []
+        self.passages = 0
+
+    def add(self, pages) -> None:
+        started = time.perf_counter()
+        released = self.stream.add_pages(pages)
+        self._clock("chunk", started)
+        self._embed(released, flush=False)
+
+    def finish(self):
+        started = time.perf_counter()
+        released = self.stream.finish()
+        self._clock("chunk", started)
+        self._embed(released, flush=True)
+        import numpy as np
+
+        dim = self._vectors[0].shape[1] if self._vectors else self.embedder.dim
+        vectors = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
+        return self.stream.chunks, vectors
+
+    def _embed(self, passages: list[Passage], flush: bool) -> None:
+        self._pending += passages
+        if self._pending and (flush or len(self._pending) >= EMBED_CHUNK):
+            started = time.perf_counter()
+            self._vectors.append(self.embedder.encode([p.text for p in self._pending]))
+            self._clock("embed", started)
+            self.passages += len(self._pending)
+            self._pending = []

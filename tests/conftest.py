@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -16,37 +16,18 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 SAMPLES = ROOT / "assets" / "samples"
 
-_real_connect = socket.socket.connect
-_real_connect_ex = socket.socket.connect_ex
-
-
-def _check(sock: socket.socket, address) -> None:
-    if sock.family == socket.AF_UNIX:
-        return
-    host = address[0] if isinstance(address, tuple) else address
-    if host in ("localhost", "::1") or str(host).startswith("127."):
-        return
-    raise RuntimeError(f"test tried to reach the network: {address!r}")
-
-
-def _guarded_connect(self, address):
-    _check(self, address)
-    return _real_connect(self, address)
-
-
-def _guarded_connect_ex(self, address):
-    _check(self, address)
-    return _real_connect_ex(self, address)
-
-
-socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
-socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+NETGUARD = Path(__file__).resolve().parent / "netguard"
+# This process and every Python process a test starts get the loopback-only socket guard.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NETGUARD), os.environ.get("PYTHONPATH")]))
+_spec = importlib.util.spec_from_file_location("docdesk_netguard", NETGUARD / "sitecustomize.py")
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))  # children load it as sitecustomize
 
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory, monkeypatch):
     config = tmp_path_factory.getbasetemp() / "config.toml"
     monkeypatch.setenv("DOCDESK_CONFIG", str(config))
+    monkeypatch.setenv("DOCDESK_LOG_DIR", str(tmp_path_factory.getbasetemp() / "logs"))
 
 
 @pytest.fixture(scope="session")

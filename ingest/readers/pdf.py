@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DamagedDocument, EncryptedDocument
@@ -16,8 +17,8 @@ MIN_PAGE_CHARS = 8
 
 
 def _quiet_pypdf() -> None:
-    # pypdf warns through logging and `warnings`; both belong in DocDesk's log, not the terminal.
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    # pypdf warns through `warnings` too; route them into logging, where the app decides
+    # that they go to the log file and not the terminal (app/logs.py).
     logging.captureWarnings(True)
 
 
@@ -50,41 +51,60 @@ def _unlock(reader, password: str | None) -> None:
         raise EncryptedDocument(f"encrypted and cannot be decrypted: {exc}") from exc
 
 
-def read_pdf(path: Path, password: str | None = None) -> ReadResult:
-    _quiet_pypdf()
-    from pypdf import PdfReader
+class PdfStream:
+    """An opened PDF whose pages are extracted one at a time, so ingest can start on
+    the first pages of a long book while the rest is still being read."""
 
-    try:
-        reader = PdfReader(str(path), strict=False)
-        _unlock(reader, password)
-        raw_pages = reader.pages
-        count = len(raw_pages)
-    except EncryptedDocument:
-        raise
-    except Exception as exc:  # pypdf raises many types for broken files; all mean "cannot be read"
-        if type(exc).__name__ == "FileNotDecryptedError":
-            raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
-        raise DamagedDocument(_damage_reason(path, exc)) from exc
+    format = "pdf"
+    synthetic_pages = False
 
-    pages: list[Page] = []
-    empty: list[int] = []
-    failed: list[str] = []
-    for number in range(1, count + 1):
+    def __init__(self, path: Path, password: str | None = None) -> None:
+        _quiet_pypdf()
+        from pypdf import PdfReader
+
         try:
-            text = normalize_text(raw_pages[number - 1].extract_text() or "")
-        except Exception as exc:  # one bad content stream should not lose the other pages
-            failed.append(f"p. {number}: {type(exc).__name__}")
-            text = ""
-        if len(text.strip()) < MIN_PAGE_CHARS:
-            empty.append(number)
-        pages.append(Page(number, text))
+            self._reader = PdfReader(str(path), strict=False)
+            _unlock(self._reader, password)
+            self._pages = self._reader.pages
+            self.page_count = len(self._pages)
+        except EncryptedDocument:
+            raise
+        except Exception as exc:  # pypdf raises many types for broken files; all mean "cannot be read"
+            if type(exc).__name__ == "FileNotDecryptedError":
+                raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
+            raise DamagedDocument(_damage_reason(path, exc)) from exc
+        self.title = _title(self._reader)
+        self._empty: list[int] = []
+        self._failed: list[str] = []
 
-    warnings = []
-    if empty:
-        warnings.append(f"no text layer (scanned?) on {len(empty)} of {count} pages: {_ranges(empty)}")
-    if failed:
-        warnings.append("text could not be extracted on " + ", ".join(failed))
-    return ReadResult("pdf", pages, title=_title(reader), warnings=warnings)
+    def pages(self) -> Iterator[Page]:
+        for number in range(1, self.page_count + 1):
+            try:
+                text = normalize_text(self._pages[number - 1].extract_text() or "")
+            except Exception as exc:  # one bad content stream should not lose the other pages
+                self._failed.append(f"p. {number}: {type(exc).__name__}")
+                text = ""
+            if len(text.strip()) < MIN_PAGE_CHARS:
+                self._empty.append(number)
+            yield Page(number, text)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Complete once pages() is exhausted."""
+        found = []
+        if self._empty:
+            found.append(
+                f"no text layer (scanned?) on {len(self._empty)} of {self.page_count} pages: {_ranges(self._empty)}"
+            )
+        if self._failed:
+            found.append("text could not be extracted on " + ", ".join(self._failed))
+        return found
+
+
+def read_pdf(path: Path, password: str | None = None) -> ReadResult:
+    stream = PdfStream(path, password)
+    pages = list(stream.pages())
+    return ReadResult("pdf", pages, title=stream.title, warnings=stream.warnings)
 
 
 def _damage_reason(path: Path, exc: Exception) -> str:

@@ -62,11 +62,14 @@ class VectorIndex:
                     return index
             except RuntimeError as exc:
                 log.warning("vector cache unreadable, rebuilding: %s", exc)
-        self.refresh()
+        self.refresh(force=True)
         return self._index
 
-    def refresh(self) -> bool:
+    def refresh(self, force: bool = False) -> bool:
         """Make the index match SQLite, adding and removing only what differs. True if it changed."""
+        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+        if not force and self._index is None and self.path.exists() and stored == self._current_signature():
+            return False  # nothing changed since the last write: skip loading FAISS at all
         import faiss
 
         ids = self.library.passage_ids(self.embed_model)
@@ -77,8 +80,7 @@ class VectorIndex:
                 if index.d != self.dim:
                     index = None
             except RuntimeError:
-                index = None
-        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+                index = None  # unreadable: rebuilt from SQLite below
         if index is None or stored.get("model") != self.embed_model:
             index = self._new_index()
         have = faiss.vector_to_array(index.id_map) if index.ntotal else np.zeros(0, dtype=np.int64)

@@ -101,3 +101,10 @@ def test_bad_library_folder_gives_one_line(tmp_path):
     blocker.write_text("x")
     proc = run(blocker, "list", check_code=2)
     assert proc.stderr.startswith("docdesk: ") and "Traceback" not in proc.stderr
+
+
+def test_network_guard_reaches_child_processes():
+    # Blocked inside Python before any packet leaves: the address is never contacted.
+    code = "import socket; s = socket.socket(); s.connect(('192.0.2.1', 9))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "tried to reach the network" in proc.stderr

@@ -88,3 +88,15 @@ def test_chinese_without_spaces_is_cut_at_sentence_ends(tokenizer_only):
     for p in chunks.passages:
         assert len(tokenizer_only.token_offsets(p.text)) <= 100
         assert p.text.endswith("。") or p is chunks.passages[-1]
+
+
+def test_streaming_pages_one_at_a_time_gives_the_same_chunks(geotopo, tokenizer_only):
+    pages, whole = geotopo
+    stream = Chunker(tokenizer_only.token_offsets, tokenizer_only.max_tokens).stream()
+    released = []
+    for page in pages:
+        released += stream.add_pages([page])
+    assert 0 < len(released) < len(whole.passages), "passages are released before the last page arrives"
+    released += stream.finish()
+    assert stream.chunks.blocks == whole.blocks
+    assert released == whole.passages

@@ -43,9 +43,30 @@ def _kill_when(process, db, indexed_at_least: int, timeout: float = 240) -> int:
             break
         time.sleep(0.05)
     assert process.poll() is None, "add finished before it could be killed: " + process.stderr.read().decode()
+    children = _children(process.pid)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in children if _alive(pid)], "a reader process outlived its killed parent"
     return _indexed(db)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as handle:
+            found += [int(c) for c in handle.read().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def _check_consistent(folder):

@@ -1,0 +1,146 @@
+"""A separate process that extracts document text and streams pages back.
+
+pypdf is pure Python: in this process it would hold the GIL and stall the embedder.
+In its own (lower-priority) process it reads the next pages while the embedder works
+on the previous ones. Jobs are read strictly in the order they are submitted.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import IngestError
+from .records import Page
+
+log = logging.getLogger(__name__)
+
+PAGES_PER_MESSAGE = 4
+READER_NICENESS = 5  # the embedder, not the reader, should win the CPU when both want it
+
+
+@dataclass
+class Pages:
+    job: int
+    pages: list[Page]
+
+
+@dataclass
+class Finished:
+    job: int
+    format: str = ""
+    title: str = ""
+    synthetic_pages: bool = False
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+    log_lines: list[str] = field(default_factory=list)
+
+
+class _Collect(logging.Handler):
+    """Keeps a job's library warnings (pypdf's) to send them to the parent's log."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.name}: {record.getMessage()}")
+
+
+def read_stream(job: int, path: str, password: str | None, emit) -> None:
+    """Read one document, calling emit(Pages) as pages come and emit(Finished) at the end."""
+    from .readers import finish_result, open_document
+
+    collect = _Collect()
+    root = logging.getLogger()
+    root.addHandler(collect)
+    started = time.perf_counter()
+    try:
+        stream = open_document(Path(path), password)
+        pages: list[Page] = []
+        batch: list[Page] = []
+        for page in stream.pages():
+            pages.append(page)
+            batch.append(page)
+            if len(batch) >= PAGES_PER_MESSAGE:
+                emit(Pages(job, batch))
+                batch = []
+        if batch:
+            emit(Pages(job, batch))
+        result = finish_result(stream, pages, Path(path))
+        emit(Finished(job, result.format, result.title, result.synthetic_pages, result.warnings,
+                      seconds=time.perf_counter() - started, log_lines=collect.lines))
+    except IngestError as exc:
+        emit(Finished(job, error=str(exc), seconds=time.perf_counter() - started, log_lines=collect.lines))
+    except Exception as exc:  # a reader bug must cost one file, never the batch
+        log.exception("reader crashed on %s", path)
+        emit(Finished(job, error=f"could not be read: {type(exc).__name__}: {exc}",
+                      seconds=time.perf_counter() - started, log_lines=collect.lines))
+    finally:
+        root.removeHandler(collect)
+
+
+def _reader_main(jobs, results, parent_pid: int) -> None:
+    try:
+        os.nice(READER_NICENESS)
+    except OSError:
+        pass
+    logging.captureWarnings(True)
+    logging.getLogger().setLevel(logging.INFO)
+    logging.getLogger().handlers[:] = [logging.NullHandler()]  # records travel to the parent instead
+
+    def watch_parent() -> None:  # an orphan (its parent was killed) exits by itself
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    while (job := jobs.get()) is not None:
+        read_stream(*job, results.put)
+
+
+class ReaderProcess:
+    """Owns the child; `submit` jobs, then `next_message` until each job's Finished."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")  # never fork a process that holds torch threads
+        self._jobs = context.Queue()
+        self._results = context.Queue()
+        self._process = context.Process(
+            target=_reader_main, args=(self._jobs, self._results, os.getpid()), daemon=True, name="docdesk-reader"
+        )
+        self._process.start()
+
+    def submit(self, job: int, path: str, password: str | None) -> None:
+        self._jobs.put((job, path, password))
+
+    def next_message(self, job: int) -> Pages | Finished:
+        """The next message; a Finished with an error if the child died reading `job`."""
+        while True:
+            try:
+                return self._results.get(timeout=0.5)
+            except queue.Empty:
+                if not self._process.is_alive():
+                    code = self._process.exitcode
+                    return Finished(job, error=f"could not be read: the reader process stopped (exit code {code})")
+
+    @property
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def close(self) -> None:
+        if self._process.is_alive():
+            self._jobs.put(None)
+            self._process.join(timeout=2)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._jobs.close()
+        self._results.close()

@@ -1,0 +1,97 @@
+"""Search benchmark over a library of 100,000 passages (run by `make bench`).
+
+The passages are the real corpus passages (text and real embeddings), repeated with small
+perturbations of their vectors to reach 100k: index size and posting-list lengths are what
+search time depends on. Queries are embedded for real on every call, as a user's would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+TARGET = 100_000
+QUERIES = [
+    "Who are the crazy ones?", "topologischer Raum Definition", "What should errors never do?",
+    "驱动版本", "How do I add an encrypted PDF?", "kompakt Überdeckung", "显卡驱动版本需要注意什么？",
+    "reciprocal rank fusion", "Hausdorff space neighbourhoods", "blind text information",
+]
+
+
+def main() -> int:
+    from app.logs import setup_logging
+
+    setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")  # pypdf's warnings to the log
+    import numpy as np
+
+    from engine.retrieve import HybridRetriever
+    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.pipeline import Ingestor
+    from ingest.records import Block, Chunks, Page, Passage, ReadResult
+    from ingest.store.library import FileRecord, IndexedDocument, Library
+
+    embedder = SentenceTransformerEmbedder()
+    with tempfile.TemporaryDirectory(prefix="docdesk-search-") as tmp:
+        library = Library(Path(tmp))
+        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+        rows = library.conn.execute("SELECT text, embedding FROM passages").fetchall()
+        texts = [r[0] for r in rows]
+        base = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        rng = np.random.default_rng(0)
+        per_doc = 100
+        started = time.perf_counter()
+        n = library.passage_count()
+        doc = 0
+        while n < TARGET:
+            picks = rng.integers(0, len(texts), per_doc)
+            vectors = base[picks] + rng.normal(0, 0.02, (per_doc, base.shape[1])).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            passages = [Passage(0, i, 0, len(texts[p]), 1 + i // 10, 1 + i // 10, texts[p]) for i, p in enumerate(picks)]
+            pages = [Page(k + 1, "") for k in range(per_doc // 10)]
+            digest = f"synthetic{doc:055d}"
+            library.store_indexed(
+                IndexedDocument(digest, FileRecord(f"/synthetic/{doc}.pdf", digest, 1, 0.0),
+                                ReadResult("pdf", pages, f"Synthetic {doc}"), Chunks([Block(0, 0, 1, 1, 10, 8000, "")], passages),
+                                vectors, "en", embedder.name)
+            )
+            n += per_doc
+            doc += 1
+        build_s = time.perf_counter() - started
+        retriever = HybridRetriever(library, embedder)
+        t = time.perf_counter()
+        retriever.warm_up()  # loads or rebuilds vectors.faiss from SQLite
+        index_s = time.perf_counter() - t
+        latencies, parts = [], {"dense_ms": [], "keyword_ms": [], "fuse_ms": []}
+        for _ in range(5):
+            for query in QUERIES:
+                t = time.perf_counter()
+                result = retriever.search(query, k=10)
+                latencies.append((time.perf_counter() - t) * 1000)
+                for key in parts:
+                    parts[key].append(result.timings[key])
+        print(json.dumps({
+            "passages": library.passage_count(),
+            "build_library_s": round(build_s, 1),
+            "faiss_build_s": round(index_s, 2),
+            "queries": len(latencies),
+            "median_ms": round(statistics.median(latencies), 1),
+            "p95_ms": round(sorted(latencies)[int(len(latencies) * 0.95) - 1], 1),
+            "median_parts_ms": {k: round(statistics.median(v), 1) for k, v in parts.items()},
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
+        }, indent=2))
+        library.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
