@@ -14,7 +14,6 @@ from ingest.errors import IngestError
 from .settings import SettingsError, load_settings
 
 
-
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

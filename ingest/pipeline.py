@@ -261,8 +261,11 @@ class Ingestor:
             builder.add(message.pages)
             self.on_progress(Progress("reading", number, total, path, len(builder.stream.pages), builder.passages))
 
-        if reader is None:
+        if reader is None:  # inline: the builder's chunk and embed time is not reading time
+            before = self.timings.get("chunk", 0.0) + self.timings.get("embed", 0.0)
             read_stream(number, path, password, handle)
+            spent = self.timings.get("chunk", 0.0) + self.timings.get("embed", 0.0) - before
+            finished.seconds = max(0.0, finished.seconds - spent)
         while finished is None:
             started = time.perf_counter()
             message = reader.next_message(number)

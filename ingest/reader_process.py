@@ -75,14 +75,29 @@ def read_stream(job: int, path: str, password: str | None, emit) -> None:
         if batch:
             emit(Pages(job, batch))
         result = finish_result(stream, pages, Path(path))
-        emit(Finished(job, result.format, result.title, result.synthetic_pages, result.warnings,
-                      seconds=time.perf_counter() - started, log_lines=collect.lines))
+        emit(
+            Finished(
+                job,
+                result.format,
+                result.title,
+                result.synthetic_pages,
+                result.warnings,
+                seconds=time.perf_counter() - started,
+                log_lines=collect.lines,
+            )
+        )
     except IngestError as exc:
         emit(Finished(job, error=str(exc), seconds=time.perf_counter() - started, log_lines=collect.lines))
     except Exception as exc:  # a reader bug must cost one file, never the batch
         log.exception("reader crashed on %s", path)
-        emit(Finished(job, error=f"could not be read: {type(exc).__name__}: {exc}",
-                      seconds=time.perf_counter() - started, log_lines=collect.lines))
+        emit(
+            Finished(
+                job,
+                error=f"could not be read: {type(exc).__name__}: {exc}",
+                seconds=time.perf_counter() - started,
+                log_lines=collect.lines,
+            )
+        )
     finally:
         root.removeHandler(collect)
 

@@ -33,7 +33,8 @@ def cli(library: Path, *args: str) -> float:
     return time.perf_counter() - started
 
 
-def bench_corpus(work: Path) -> dict:
+def bench_corpus(work: Path, repeats: int = 2) -> dict:
+    """Best of `repeats` for both sides: this VM's speed drifts by 20-30% from minute to minute."""
     from ingest.embedding import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
@@ -42,33 +43,50 @@ def bench_corpus(work: Path) -> dict:
     started = time.perf_counter()
     embedder.warm_up()
     load_s = time.perf_counter() - started
-    library = Library(work / "corpus")
-    ingestor = Ingestor(library, embedder)
-    started = time.perf_counter()
-    report = ingestor.add([CORPUS])
-    wall = time.perf_counter() - started
-    passages = [r[0] for r in library.conn.execute("SELECT text FROM passages ORDER BY id")]
+    runs = []
+    for attempt in range(repeats):
+        library = Library(work / f"corpus-{attempt}")
+        started = time.perf_counter()
+        report = Ingestor(library, embedder).add([CORPUS])
+        runs.append((time.perf_counter() - started, report))
+        passages = [r[0] for r in library.conn.execute("SELECT text FROM passages ORDER BY id")]
+        library.close()
+    wall, report = min(runs, key=lambda run: run[0])
     timings = report.timings
+    # For comparison: reading inline, one stage after the other (no reader process).
+    library = Library(work / "corpus-serial")
+    started = time.perf_counter()
+    serial = Ingestor(library, embedder, read_in_subprocess=False).add([CORPUS])
+    serial_wall = time.perf_counter() - started
+    library.close()
 
     # The same passages through sentence-transformers directly, at each batch size.
-    direct = {}
-    for batch in (8, 16, 32, 64):
-        t = time.perf_counter()
-        embedder.model.encode(passages, batch_size=batch, normalize_embeddings=True, show_progress_bar=False)
-        direct[batch] = time.perf_counter() - t
+    direct: dict[int, float] = {}
+    for _ in range(repeats):
+        for batch in (8, 16, 32):
+            t = time.perf_counter()
+            embedder.model.encode(passages, batch_size=batch, normalize_embeddings=True, show_progress_bar=False)
+            direct[batch] = min(direct.get(batch, float("inf")), time.perf_counter() - t)
     best_batch = min(direct, key=direct.get)
-    library.close()
     return {
         "files_added": len(report.added),
         "files_failed": len(report.failed),
         "passages": len(passages),
         "model_load_s": round(load_s, 2),
         "wall_s": round(wall, 2),
+        "all_walls_s": [round(w, 2) for w, _ in runs],
         "stages_s": {k: round(v, 2) for k, v in timings.items()},
         "direct_encode_s": {b: round(s, 2) for b, s in direct.items()},
         "best_direct_batch": best_batch,
         "embed_throughput_vs_direct": round(direct[best_batch] / timings["embed"], 3),
-        "wall_vs_embed_alone": round(wall / direct[best_batch], 3),
+        "wall_vs_embed_stage": round(wall / timings["embed"], 3),
+        "wall_vs_direct_encode": round(wall / direct[best_batch], 3),
+        "serial": {
+            "wall_s": round(serial_wall, 2),
+            "stages_s": {k: round(v, 2) for k, v in serial.timings.items()},
+            "embed_throughput_vs_direct": round(direct[best_batch] / serial.timings["embed"], 3),
+            "wall_vs_direct_encode": round(serial_wall / direct[best_batch], 3),
+        },
     }
 
 
@@ -98,8 +116,15 @@ def bench_list_1000(work: Path) -> dict:
         vectors = rng.standard_normal((3, 384)).astype(np.float32)
         digest = f"{n:064x}"
         library.store_indexed(
-            IndexedDocument(digest, FileRecord(f"/docs/{n}.txt", digest, len(text), 0.0), ReadResult("text", pages, f"Doc {n}"),
-                            chunks, vectors, "en", "all-MiniLM-L6-v2")
+            IndexedDocument(
+                digest,
+                FileRecord(f"/docs/{n}.txt", digest, len(text), 0.0),
+                ReadResult("text", pages, f"Doc {n}"),
+                chunks,
+                vectors,
+                "en",
+                "all-MiniLM-L6-v2",
+            )
         )
     library.close()
     runs = [cli(folder, "list", "--json") for _ in range(5)]

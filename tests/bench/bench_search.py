@@ -22,9 +22,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 TARGET = 100_000
 QUERIES = [
-    "Who are the crazy ones?", "topologischer Raum Definition", "What should errors never do?",
-    "驱动版本", "How do I add an encrypted PDF?", "kompakt Überdeckung", "显卡驱动版本需要注意什么？",
-    "reciprocal rank fusion", "Hausdorff space neighbourhoods", "blind text information",
+    "Who are the crazy ones?",
+    "topologischer Raum Definition",
+    "What should errors never do?",
+    "驱动版本",
+    "How do I add an encrypted PDF?",
+    "kompakt Überdeckung",
+    "显卡驱动版本需要注意什么？",
+    "reciprocal rank fusion",
+    "Hausdorff space neighbourhoods",
+    "blind text information",
 ]
 
 
@@ -56,13 +63,21 @@ def main() -> int:
             picks = rng.integers(0, len(texts), per_doc)
             vectors = base[picks] + rng.normal(0, 0.02, (per_doc, base.shape[1])).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            passages = [Passage(0, i, 0, len(texts[p]), 1 + i // 10, 1 + i // 10, texts[p]) for i, p in enumerate(picks)]
+            passages = [
+                Passage(0, i, 0, len(texts[p]), 1 + i // 10, 1 + i // 10, texts[p]) for i, p in enumerate(picks)
+            ]
             pages = [Page(k + 1, "") for k in range(per_doc // 10)]
             digest = f"synthetic{doc:055d}"
             library.store_indexed(
-                IndexedDocument(digest, FileRecord(f"/synthetic/{doc}.pdf", digest, 1, 0.0),
-                                ReadResult("pdf", pages, f"Synthetic {doc}"), Chunks([Block(0, 0, 1, 1, 10, 8000, "")], passages),
-                                vectors, "en", embedder.name)
+                IndexedDocument(
+                    digest,
+                    FileRecord(f"/synthetic/{doc}.pdf", digest, 1, 0.0),
+                    ReadResult("pdf", pages, f"Synthetic {doc}"),
+                    Chunks([Block(0, 0, 1, 1, 10, 8000, "")], passages),
+                    vectors,
+                    "en",
+                    embedder.name,
+                )
             )
             n += per_doc
             doc += 1
@@ -79,16 +94,21 @@ def main() -> int:
                 latencies.append((time.perf_counter() - t) * 1000)
                 for key in parts:
                     parts[key].append(result.timings[key])
-        print(json.dumps({
-            "passages": library.passage_count(),
-            "build_library_s": round(build_s, 1),
-            "faiss_build_s": round(index_s, 2),
-            "queries": len(latencies),
-            "median_ms": round(statistics.median(latencies), 1),
-            "p95_ms": round(sorted(latencies)[int(len(latencies) * 0.95) - 1], 1),
-            "median_parts_ms": {k: round(statistics.median(v), 1) for k, v in parts.items()},
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "passages": library.passage_count(),
+                    "build_library_s": round(build_s, 1),
+                    "faiss_build_s": round(index_s, 2),
+                    "queries": len(latencies),
+                    "median_ms": round(statistics.median(latencies), 1),
+                    "p95_ms": round(sorted(latencies)[int(len(latencies) * 0.95) - 1], 1),
+                    "median_parts_ms": {k: round(statistics.median(v), 1) for k, v in parts.items()},
+                    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
+                },
+                indent=2,
+            )
+        )
         library.close()
     return 0
 
