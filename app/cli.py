@@ -121,7 +121,7 @@ def _cmd_search(desk, args) -> int:
     for n, hit in enumerate(result.hits, 1):
         p = hit.passage
         snippet = " ".join(p.text.split())[:300]
-        lines.append(f"[{n}] {p.title}, p. {p.page}  (score {hit.score:.4f})\n    {snippet}")
+        lines.append(f"[{n}] {p.title}, {p.page_label}  (score {hit.score:.4f})\n    {snippet}")
     _emit(args, payload, "\n".join(lines) or "no results")
     return 0
 

@@ -34,6 +34,7 @@ class SearchHit:
             "path": p.path,
             "page": p.page,
             "page_end": p.page_end,
+            "page_synthetic": p.synthetic_pages,
             "passage_id": p.id,
             "text": p.text,
             "score": round(self.score, 6),

@@ -95,8 +95,12 @@ class SentenceTransformerEmbedder:
             # with a reader beside it, against 8% with passive waiting). Must be set before
             # torch loads OpenMP; an explicit user setting wins.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             try:
+                import transformers
                 from sentence_transformers import SentenceTransformer
+
+                transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bars in the CLI
 
                 model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
             except Exception as exc:

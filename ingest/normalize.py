@@ -15,6 +15,10 @@ _SPACES = re.compile(r"[^\S\n]+")  # any whitespace but newline
 _TRAILING = re.compile(r" +\n")
 _LEADING = re.compile(r"\n +")
 _MANY_BLANK_LINES = re.compile(r"\n{3,}")
+# Chinese and Japanese put no spaces between words: a line break between two CJK characters
+# is layout (a PDF's line wrap), and keeping it would split words for search.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f"
+_CJK_LINE_BREAK = re.compile(f"(?<=[{_CJK}]) ?\n ?(?=[{_CJK}])")
 
 
 def normalize_text(text: str) -> str:
@@ -29,4 +33,5 @@ def normalize_text(text: str) -> str:
     text = _TRAILING.sub("\n", text)
     text = _LEADING.sub("\n", text)
     text = _MANY_BLANK_LINES.sub("\n\n", text)
+    text = _CJK_LINE_BREAK.sub("", text)
     return text.strip()

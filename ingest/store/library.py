@@ -51,6 +51,7 @@ class DocumentRow:
             "passages": self.passages,
             "status": self.status,
             "reason": self.reason,
+            "synthetic_pages": self.synthetic_pages,
             "warnings": self.warnings,
             "language": self.language,
             "size": self.size,
@@ -71,6 +72,12 @@ class PassageRow:
     text: str
     title: str
     path: str
+    synthetic_pages: bool = False  # page numbers were made up (~3,000 characters each)
+
+    @property
+    def page_label(self) -> str:
+        """How a citation names the page: "p. 12", or "p. ~2" for a synthetic page."""
+        return f"p. ~{self.page}" if self.synthetic_pages else f"p. {self.page}"
 
 
 @dataclass
@@ -336,11 +343,12 @@ class Library:
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.conn.execute(
-            "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path "
+            "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path, "
+            "d.synthetic_pages "
             f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN ({marks})",
             ids,
         )
-        return {r[0]: PassageRow(*r) for r in rows}
+        return {r[0]: PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows}
 
     def passage_count(self, embed_model: str | None = None) -> int:
         if embed_model is None:

@@ -16,3 +16,7 @@ def test_control_characters_and_nul_are_dropped():
 def test_whitespace_is_repaired_and_paragraphs_survive():
     text = "  one   two \t three  \n\n\n\n  four\r\nfive  "
     assert normalize_text(text) == "one two three\n\nfour\nfive"
+
+
+def test_line_wraps_inside_chinese_are_removed_but_paragraphs_kept():
+    assert normalize_text("文件夹会被递归添\n加，并且\n\n第二段") == "文件夹会被递归添加,并且\n\n第二段"
