@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from engine.errors import EngineError
 from ingest.errors import IngestError
 
 from .settings import SettingsError, load_settings
@@ -43,6 +44,18 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="+")
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
     search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
+
+    chat = commands.add_parser("chat", parents=[common], help="chat with the configured model (no library)")
+    chat.add_argument("message", nargs="+")
+    chat.add_argument("--backend", choices=["llama_cpp", "openai", "vllm"])
+    chat.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
+    chat.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
+    chat.add_argument("--max-tokens", type=int, default=512)
+
+    doctor = commands.add_parser("doctor", parents=[common], help="check the GPU and plan memory for a model")
+    doctor.add_argument("--model", metavar="FILE_OR_DIR", help="a .gguf file or a Hugging Face model folder")
+    doctor.add_argument("--vram", type=float, metavar="GB", help="plan for this much GPU memory")
+    doctor.add_argument("--context", type=int, metavar="N", help="the context length you want")
     return parser
 
 
@@ -126,7 +139,67 @@ def _cmd_search(desk, args) -> int:
     return 0
 
 
-COMMANDS = {"add": _cmd_add, "list": _cmd_list, "remove": _cmd_remove, "sync": _cmd_sync, "search": _cmd_search}
+def _cmd_chat(desk, args) -> int:
+    from engine.backends import ChatRequest
+
+    llm = desk.settings.llm
+    llm.backend = args.backend or llm.backend
+    llm.model = args.model or llm.model
+    if args.url:
+        llm.url, llm.backend = args.url, args.backend or "openai"
+    backend = desk.backend()
+    request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
+    parts = []
+    try:
+        for piece in backend.stream_chat(request):
+            parts.append(piece)
+            if not args.json:
+                sys.stdout.write(piece)
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        request.cancel.set()
+        raise
+    stats = request.stats
+    if args.json:
+        payload = {
+            "text": "".join(parts),
+            "backend": backend.name,
+            "model": backend.model,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "ttft_ms": round(stats.ttft_ms, 1),
+            "total_ms": round(stats.total_ms, 1),
+            "tokens_per_s": round(stats.tokens_per_s, 1),
+        }
+        _emit(args, payload, "")
+    else:
+        sys.stdout.write("\n")
+        sys.stderr.write(
+            f"{backend.name} · {backend.model} · {stats.completion_tokens} tokens · first token {stats.ttft_ms:.0f} ms"
+            f" · {stats.tokens_per_s:.1f} tokens/s\n"
+        )
+    return 0
+
+
+def _cmd_doctor(desk, args) -> int:
+    from engine.doctor import report
+
+    from .doctor_text import render
+
+    result = report(Path(args.model) if args.model else None, args.vram, args.context)
+    _emit(args, result, render(result))
+    return 0
+
+
+COMMANDS = {
+    "add": _cmd_add,
+    "list": _cmd_list,
+    "remove": _cmd_remove,
+    "sync": _cmd_sync,
+    "search": _cmd_search,
+    "chat": _cmd_chat,
+    "doctor": _cmd_doctor,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             return COMMANDS[args.command](desk, args)
         finally:
             desk.close()
-    except (IngestError, SettingsError) as exc:
+    except (IngestError, EngineError, SettingsError) as exc:
         sys.stderr.write(f"docdesk: {exc}\n")
         return 2
     except KeyboardInterrupt:

@@ -19,6 +19,7 @@ from .settings import Settings
 class DocDesk:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._backend = None
 
     @cached_property
     def library(self) -> Library:
@@ -61,6 +62,19 @@ class DocDesk:
         self.ingestor(on_progress).reembed_stale()  # never search vectors of two models at once
         return self.retriever.search(query, k, doc_ids)
 
+    def backend(self):
+        """The configured LLM backend, created on first use and closed with the façade."""
+        if self._backend is None:
+            from engine.backends import create_backend
+
+            from .settings import log_dir
+
+            self._backend = create_backend(self.settings.llm, log_dir=log_dir())
+        return self._backend
+
     def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
         if "library" in self.__dict__:
             self.library.close()

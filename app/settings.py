@@ -10,6 +10,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.backends import LlmSettings
+
 APP_NAME = "docdesk"
 
 
@@ -43,6 +45,7 @@ class Settings:
     embedding_model: str | None = None  # None: the bundled all-MiniLM-L6-v2
     embedding_batch_size: int = 8
     embedding_multilingual: bool = False  # the bundled model is English-only
+    llm: LlmSettings = field(default_factory=LlmSettings)
     raw: dict = field(default_factory=dict)  # the whole config file, for sections other layers own
 
 
@@ -66,6 +69,14 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     settings.embedding_model = embedding.get("model") or None
     settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
     settings.embedding_multilingual = bool(embedding.get("multilingual", False))
+    llm = raw.get("llm", {})
+    known = set(LlmSettings.__dataclass_fields__)
+    unknown = set(llm) - known
+    if unknown:
+        raise SettingsError(
+            f"{path}: unknown [llm] settings {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+        )
+    settings.llm = LlmSettings(**llm)
     if library:
         settings.library = Path(library).expanduser()
     if embedding_model:

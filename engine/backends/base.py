@@ -1,0 +1,53 @@
+"""The protocol every LLM backend implements, and the records it streams."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+@dataclass
+class GenerationStats:
+    """Filled in while a stream runs; complete when the iterator is exhausted."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ttft_ms: float = 0.0
+    total_ms: float = 0.0
+    finish_reason: str = ""
+
+    @property
+    def tokens_per_s(self) -> float:
+        decode_s = (self.total_ms - self.ttft_ms) / 1000
+        return (self.completion_tokens - 1) / decode_s if self.completion_tokens > 1 and decode_s > 0 else 0.0
+
+
+@dataclass
+class ChatRequest:
+    messages: list[Message]
+    max_tokens: int = 512
+    temperature: float = 0.2
+    stop: list[str] = field(default_factory=list)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+
+
+class Backend(Protocol):
+    name: str
+    model: str
+
+    @property
+    def context_window(self) -> int: ...
+
+    @property
+    def max_concurrency(self) -> int: ...
+
+    def stream_chat(self, request: ChatRequest) -> Iterator[str]: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def close(self) -> None: ...

