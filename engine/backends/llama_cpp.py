@@ -168,14 +168,16 @@ class LlamaCppBackend:
                     stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
                     stream.close()
                     break
+                choice = chunk["choices"][0]
+                if choice.get("finish_reason"):
+                    stats.finish_reason = choice["finish_reason"]
+                    if not choice.get("text"):
+                        continue  # the closing chunk carries no token
                 if stats.completion_tokens == 0:
                     stats.ttft_ms = (time.perf_counter() - started) * 1000
                 stats.completion_tokens += 1
-                choice = chunk["choices"][0]
                 if choice.get("text"):
                     out.put(choice["text"])
-                if choice.get("finish_reason"):
-                    stats.finish_reason = choice["finish_reason"]
         finally:
             stats.total_ms = (time.perf_counter() - started) * 1000
             out.put(_END)

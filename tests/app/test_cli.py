@@ -108,3 +108,39 @@ def test_network_guard_reaches_child_processes():
     code = "import socket; s = socket.socket(); s.connect(('192.0.2.1', 9))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "tried to reach the network" in proc.stderr
+
+
+def test_chat_json_with_the_bundled_model(tmp_path):
+    proc = run(
+        tmp_path / "lib", "chat", "What", "is", "the", "capital", "of", "France?", "--max-tokens", "24", "--json"
+    )
+    payload = json.loads(proc.stdout)
+    assert set(payload) == {
+        "text",
+        "backend",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "ttft_ms",
+        "total_ms",
+        "tokens_per_s",
+    }
+    assert payload["backend"] == "llama_cpp" and payload["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert payload["text"] and 0 < payload["completion_tokens"] <= 24 and payload["tokens_per_s"] > 0
+
+
+def test_chat_with_a_bad_model_or_server_gives_one_line(tmp_path):
+    missing = run(tmp_path / "lib", "chat", "hi", "--model", str(tmp_path / "none.gguf"), check_code=2)
+    assert missing.stderr.startswith("docdesk: model file not found") and "Traceback" not in missing.stderr
+    nobody = run(tmp_path / "lib", "chat", "hi", "--url", "http://127.0.0.1:9", check_code=2)
+    assert "no server at http://127.0.0.1:9" in nobody.stderr and "Traceback" not in nobody.stderr
+
+
+def test_doctor_plans_memory_for_a_gguf(tmp_path):
+    from engine.backends.llama_cpp import bundled_model_path
+
+    proc = run(tmp_path / "lib", "doctor", "--model", str(bundled_model_path()), "--vram", "32", "--json")
+    result = json.loads(proc.stdout)
+    assert result["model"]["layers"] == 30 and result["plan"]["max_context"]["f16"] == 8192
+    human = run(tmp_path / "lib", "doctor", "--model", str(bundled_model_path()), "--vram", "32").stdout
+    assert "largest context that fits: 8192 tokens" in human
