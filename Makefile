@@ -31,6 +31,7 @@ test: lint
 bench: $(VENV)/.installed
 	$(BIN)/python tests/bench/bench_ingest.py
 	$(BIN)/python tests/bench/bench_search.py
+	$(BIN)/python tests/bench/bench_backends.py
 
 eval: $(VENV)/.installed
 	$(BIN)/python tests/eval/eval_retrieval.py

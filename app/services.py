@@ -67,9 +67,8 @@ class DocDesk:
         if self._backend is None:
             from engine.backends import create_backend
 
-            from .settings import log_dir
-
-            self._backend = create_backend(self.settings.llm, log_dir=log_dir())
+            # A vLLM server's log goes beside the library it serves, where a user looks first.
+            self._backend = create_backend(self.settings.llm, log_dir=self.settings.library / "logs")
         return self._backend
 
     def close(self) -> None:
