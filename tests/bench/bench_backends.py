@@ -28,7 +28,10 @@ PROMPTS = [f"Question {i}: explain in a few sentences why the sky looks blue." f
 def _summary(samples: list[tuple[float, float]]) -> dict:
     ttft = [s[0] for s in samples]
     rate = [s[1] for s in samples]
-    return {"ttft_ms_median": round(statistics.median(ttft), 1), "decode_tok_s_median": round(statistics.median(rate), 1)}
+    return {
+        "ttft_ms_median": round(statistics.median(ttft), 1),
+        "decode_tok_s_median": round(statistics.median(rate), 1),
+    }
 
 
 def bench_in_process() -> dict:
@@ -39,7 +42,9 @@ def bench_in_process() -> dict:
 
     backend = LlamaCppBackend()
     backend.warm_up()
-    direct = Llama(model_path=str(bundled_model_path()), n_ctx=backend.context_window, verbose=False, **backend.settings)
+    direct = Llama(
+        model_path=str(bundled_model_path()), n_ctx=backend.context_window, verbose=False, **backend.settings
+    )
     ours, raw = [], []
     for prompt in PROMPTS:  # interleaved, so drift in the machine's speed hits both alike
         messages = [{"role": "user", "content": prompt}]
@@ -64,7 +69,8 @@ def bench_in_process() -> dict:
     direct.close()
     a, b = _summary(ours), _summary(raw)
     return {
-        "backend": a, "direct": b,
+        "backend": a,
+        "direct": b,
         "decode_ratio": round(a["decode_tok_s_median"] / b["decode_tok_s_median"], 3),
         "ttft_overhead_ms": round(a["ttft_ms_median"] - b["ttft_ms_median"], 1),
     }
@@ -77,16 +83,33 @@ def bench_http() -> dict:
     from engine.backends.llama_cpp import bundled_model_path
     from engine.backends.vllm_server import VllmServer, VllmSettings
 
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--host", "127.0.0.1",
-               "--port", "{port}", "--n_ctx", "8192", "--n_threads", "1", "--model_alias", "smollm2"]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(bundled_model_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "{port}",
+        "--n_ctx",
+        "8192",
+        "--n_threads",
+        "1",
+        "--model_alias",
+        "smollm2",
+    ]
     # One server thread: on two cores a 2-thread server and the client would fight for the CPU and the
     # comparison would measure that fight (a real server runs on its GPU, not on the client's cores).
-    server = VllmServer(VllmSettings(model="", command=command, startup_timeout=120), Path("/tmp/docdesk-bench-logs")).start()
+    server = VllmServer(
+        VllmSettings(model="", command=command, startup_timeout=120), Path("/tmp/docdesk-bench-logs")
+    ).start()
     ours, raw = [], []
     try:
         # The server caches the last prompt: each side gets its own prompts, and the order alternates.
         for i, prompt in enumerate(PROMPTS):
-            for side in ((0, 1) if i % 2 == 0 else (1, 0)):
+            for side in (0, 1) if i % 2 == 0 else (1, 0):
                 messages = [{"role": "user", "content": ("Ours. " if side == 0 else "Raw. ") + prompt}]
                 if side == 0:
                     request = ChatRequest(messages, max_tokens=MAX_TOKENS, temperature=0.0)
@@ -94,8 +117,13 @@ def bench_http() -> dict:
                         pass
                     ours.append((request.stats.ttft_ms, request.stats.tokens_per_s))
                     continue
-                payload = {"model": "smollm2", "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 0.0,
-                           "stream": True}
+                payload = {
+                    "model": "smollm2",
+                    "messages": messages,
+                    "max_tokens": MAX_TOKENS,
+                    "temperature": 0.0,
+                    "stream": True,
+                }
                 started = time.perf_counter()
                 first, count = None, 0
                 with httpx.stream("POST", f"{server.url}/v1/chat/completions", json=payload, timeout=120) as response:
@@ -109,7 +137,8 @@ def bench_http() -> dict:
         server.close()
     a, b = _summary(ours), _summary(raw)
     return {
-        "openai_backend": a, "raw_http": b,
+        "openai_backend": a,
+        "raw_http": b,
         "decode_ratio": round(a["decode_tok_s_median"] / b["decode_tok_s_median"], 3),
         "ttft_overhead_ms": round(a["ttft_ms_median"] - b["ttft_ms_median"], 1),
     }
@@ -121,8 +150,10 @@ def bench_concurrency(n: int = 4, delay: float = 0.5) -> dict:
     from engine.backends.vllm_server import VllmServer, VllmSettings
 
     standin = ROOT / "tests" / "engine" / "standin_server.py"
-    server = VllmServer(VllmSettings(model="", command=[sys.executable, str(standin), "{port}", str(delay), str(n)]),
-                        Path("/tmp/docdesk-bench-logs")).start()
+    server = VllmServer(
+        VllmSettings(model="", command=[sys.executable, str(standin), "{port}", str(delay), str(n)]),
+        Path("/tmp/docdesk-bench-logs"),
+    ).start()
     try:
         client = OpenAIBackend(server.url, model="standin", max_concurrency=n)
 
@@ -138,8 +169,13 @@ def bench_concurrency(n: int = 4, delay: float = 0.5) -> dict:
         together = time.perf_counter() - started
     finally:
         server.close()
-    return {"requests": n, "server_delay_s": delay, "one_s": round(single, 3), f"{n}_concurrent_s": round(together, 3),
-            "ratio": round(together / single, 2)}
+    return {
+        "requests": n,
+        "server_delay_s": delay,
+        "one_s": round(single, 3),
+        f"{n}_concurrent_s": round(together, 3),
+        "ratio": round(together / single, 2),
+    }
 
 
 def main() -> int:

@@ -76,3 +76,23 @@ def test_report_without_gpu_says_cpu_mode_and_plans_for_given_vram(qwen):
 def test_missing_model_is_named(tmp_path):
     with pytest.raises(ModelNotFound, match="give a .gguf file or a Hugging Face folder"):
         read_model_shape(tmp_path / "nothing-here")
+
+
+def test_nvidia_smi_output_is_parsed(monkeypatch):
+    # What nvidia-smi printed on a real H200 host (the device machine), and its header line.
+    import subprocess
+
+    outputs = {
+        "--query-gpu=name,compute_cap,memory.total,driver_version": "NVIDIA H200, 9.0, 143771, 580.159.04\n",
+        "": "| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0     |\n",
+    }
+
+    def run(command, **kwargs):
+        key = command[1] if len(command) > 1 else ""
+        return subprocess.CompletedProcess(command, 0, stdout=outputs[key], stderr="")
+
+    import engine.doctor as doctor
+
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    gpus = doctor.detect_gpus(run=run)
+    assert gpus == [Gpu("NVIDIA H200", "9.0", 143771 * 1024**2, "580.159.04", "13.0")]
