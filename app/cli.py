@@ -15,17 +15,28 @@ from ingest.errors import IngestError
 from .settings import SettingsError, load_settings
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
+    """Options accepted before and after the command. After it, defaults are suppressed so
+    that `docdesk --library X add` keeps X instead of the subcommand's default None."""
     common = argparse.ArgumentParser(add_help=False)
+    default = {"default": argparse.SUPPRESS} if suppress_defaults else {}
     common.add_argument(
-        "--library", metavar="DIR", help="library folder (default: DOCDESK_HOME or the platform data folder)"
+        "--library", metavar="DIR", help="library folder (default: DOCDESK_HOME or the platform data folder)", **default
     )
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    common.add_argument("--embedding-model", metavar="PATH", help="a local sentence-transformers model folder")
-    common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout", **default)
+    common.add_argument(
+        "--embedding-model", metavar="PATH", help="a local sentence-transformers model folder", **default
+    )
+    common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr", **default)
+    return common
 
+
+def _parser() -> argparse.ArgumentParser:
+    common = _common_options(suppress_defaults=True)
     parser = argparse.ArgumentParser(
-        prog="docdesk", description="DocDesk: a private assistant for your documents.", parents=[common]
+        prog="docdesk",
+        description="DocDesk: a private assistant for your documents.",
+        parents=[_common_options(suppress_defaults=False)],
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -144,3 +144,16 @@ def test_doctor_plans_memory_for_a_gguf(tmp_path):
     assert result["model"]["layers"] == 30 and result["plan"]["max_context"]["f16"] == 8192
     human = run(tmp_path / "lib", "doctor", "--model", str(bundled_model_path()), "--vram", "32").stdout
     assert "largest context that fits: 8192 tokens" in human
+
+
+def test_library_option_works_before_and_after_the_command(tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("A note about the library option.", encoding="utf-8")
+    before, after = tmp_path / "before", tmp_path / "after"
+    env_home = tmp_path / "env-home"
+    for args in (["--library", str(before), "add", str(note)], ["add", str(note), "--library", str(after)]):
+        run(env_home, *args)
+    assert (before / "library.sqlite").exists() and (after / "library.sqlite").exists()
+    assert not (env_home / "library.sqlite").exists()
+    listed = json.loads(run(env_home, "--library", str(before), "--json", "list").stdout)
+    assert len(listed["documents"]) == 1
