@@ -80,26 +80,10 @@ def bench_http() -> dict:
     import httpx
 
     from engine.backends.base import ChatRequest
-    from engine.backends.llama_cpp import bundled_model_path
     from engine.backends.vllm_server import VllmServer, VllmSettings
+    from tests.servers import llama_server_command
 
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(bundled_model_path()),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "{port}",
-        "--n_ctx",
-        "8192",
-        "--n_threads",
-        "1",
-        "--model_alias",
-        "smollm2",
-    ]
+    command = llama_server_command(threads=1, context=8192)
     # One server thread: on two cores a 2-thread server and the client would fight for the CPU and the
     # comparison would measure that fight (a real server runs on its GPU, not on the client's cores).
     server = VllmServer(

@@ -15,33 +15,13 @@ from pathlib import Path
 import pytest
 
 from engine.backends.base import ChatRequest
-from engine.backends.llama_cpp import bundled_model_path
 from engine.backends.openai_http import OpenAIBackend
 from engine.backends.vllm_server import VllmServer, VllmSettings, build_command, free_port
 from engine.errors import BackendUnavailable, ModelNotFound, ServerError
+from tests.servers import llama_server_command
 
 pytestmark = pytest.mark.models
 STANDIN = Path(__file__).with_name("standin_server.py")
-
-
-def llama_server_command(threads: int = 2) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(bundled_model_path()),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "{port}",
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        str(threads),
-        "--model_alias",
-        "smollm2",
-    ]
 
 
 def ask(text: str, max_tokens: int = 64) -> ChatRequest:
