@@ -210,8 +210,10 @@ class Ingestor:
                 continue
             seen[digest] = str(path)
             existing = self.library.document(digest)
+            known = self.library.file(record.path)
+            if known is not None and record.folder_id is None:
+                record.folder_id = known.folder_id  # adding one file of a watched folder keeps it watched
             if existing and existing.status == "indexed":
-                known = self.library.file(record.path)
                 if known is None or known.doc_id != digest or known.folder_id != record.folder_id:
                     self.library.link_file(record)
                 report.skipped.append({"doc_id": digest, "path": str(path), "reason": "unchanged"})

@@ -140,3 +140,15 @@ def test_corpus_batch_indexes_good_files_and_reports_each_broken_one(corpus_libr
     listed = {d.path.rsplit("/", 1)[1]: d for d in library.documents()}
     assert listed["truncated.pdf"].status == "failed" and "cut off" in listed["truncated.pdf"].reason
     assert listed["GeoTopo-komprimiert.pdf"].status == "indexed"
+
+
+def test_adding_one_file_of_a_remembered_folder_keeps_it_in_sync(library, embedder, tmp_path):
+    folder = tmp_path / "watched"
+    note = _write(folder / "note.md", "A note that lives in a watched folder.")
+    ingest = Ingestor(library, embedder)
+    ingest.add([folder])
+    ingest.add([note])  # the same file again, on its own
+    note.unlink()
+    report = ingest.sync()
+    assert [r["path"] for r in report.removed] == [str(note)]
+    assert library.documents() == []
