@@ -312,7 +312,8 @@ class Library:
                 "ON CONFLICT(id) DO UPDATE SET status = 'failed', reason = excluded.reason, path = excluded.path",
                 (file.doc_id, file.path, file.size, file.mtime, reason, time.time()),
             )
-            conn.execute("DELETE FROM blocks WHERE doc_id = ?", (file.doc_id,))
+            conn.execute("DELETE FROM blocks WHERE doc_id = ?", (file.doc_id,))  # passages go with them
+            conn.execute("DELETE FROM pages WHERE doc_id = ?", (file.doc_id,))
             self._link_file(conn, file)
 
     def remove(self, doc_id: str) -> bool:
