@@ -46,7 +46,6 @@ class Settings:
     embedding_batch_size: int = 8
     embedding_multilingual: bool = False  # the bundled model is English-only
     llm: LlmSettings = field(default_factory=LlmSettings)
-    raw: dict = field(default_factory=dict)  # the whole config file, for sections other layers own
 
 
 class SettingsError(Exception):
@@ -61,7 +60,7 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{path} is not valid TOML ({exc}): fix or delete it") from exc
-    settings = Settings(raw=raw)
+    settings = Settings()
     section = raw.get("library", {})
     if section.get("path") and not os.environ.get("DOCDESK_HOME"):
         settings.library = Path(section["path"]).expanduser()

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ingest.cjk import CJK_RANGES
 from ingest.embedding import Embedder
-from ingest.keywords import CJK_RANGES, query_tokens
+from ingest.keywords import query_tokens
 from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .cjk import CJK_RANGES
 from .records import Block, Chunks, Page, Passage
 
 PAGE_SEPARATOR = "\n\n"
@@ -21,7 +22,7 @@ PARAGRAPH_CUT_FROM = 0.75
 
 # Sentence ends: Latin punctuation before whitespace, CJK full stops anywhere
 # (after NFKC, full-width ！？； have become !?;, so those count when CJK precedes them).
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = CJK_RANGES
 _SENTENCE_END = re.compile(rf"(?:[.!?…]+[\"'”’»)\]]*(?=\s)|[。！？；]+[”’」』)]*|(?<=[{_CJK}])[!?;]+)")
 _PARAGRAPH_END = re.compile(r"\n\s*\n")
 _CJK_CHAR = re.compile(f"[{_CJK}]")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+from .cjk import CJK_RANGES
+
 _TOKEN = re.compile(rf"[{CJK_RANGES}]+|[^\W_{CJK_RANGES}]+")
 _CJK_RUN = re.compile(rf"[{CJK_RANGES}]")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+_KANA = re.compile(r"[\u3040-\u30ff]")
 _SCRIPTS = (
-    ("ja", re.compile(r"[\u3040-\u30ff]")),
     ("ko", re.compile(r"[\uac00-\ud7af]")),
     ("zh", re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")),
     ("ar", re.compile(r"[\u0600-\u06ff]")),
@@ -23,9 +23,9 @@ _WORD = re.compile(r"[a-zà-ÿß]+")
 def guess_language(text: str, sample_chars: int = 20000) -> str:
     sample = text[:sample_chars]
     letters = sum(ch.isalpha() for ch in sample) or 1
-    if re.search(r"[\u3040-\u30ff]", sample) and len(re.findall(r"[\u3040-\u30ff]", sample)) > letters * 0.05:
+    if len(_KANA.findall(sample)) > letters * 0.05:  # kana mark Japanese even among many kanji
         return "ja"
-    for code, pattern in _SCRIPTS[1:]:
+    for code, pattern in _SCRIPTS:
         if len(pattern.findall(sample)) > letters * 0.3:
             return code
     words = _WORD.findall(sample.lower())

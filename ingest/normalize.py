@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .cjk import CJK_PUNCTUATION, CJK_RANGES
+
 # Control characters except tab and newline; NUL included.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\ufeff\ufffe]")
 # A word broken by a hyphen at a line end: "informa-\ntion" -> "information".
@@ -17,7 +19,7 @@ _LEADING = re.compile(r"\n +")
 _MANY_BLANK_LINES = re.compile(r"\n{3,}")
 # Chinese and Japanese put no spaces between words: a line break between two CJK characters
 # is layout (a PDF's line wrap), and keeping it would split words for search.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f"
+_CJK = CJK_RANGES + CJK_PUNCTUATION
 _CJK_LINE_BREAK = re.compile(f"(?<=[{_CJK}]) ?\n ?(?=[{_CJK}])")
 
 

@@ -25,14 +25,6 @@ class ReadResult:
 
 
 @dataclass(frozen=True)
-class Span:
-    """A range of the document text (pages joined by PAGE_SEPARATOR)."""
-
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
 class Passage:
     """The retrieval unit: embedded, searched and cited."""
 

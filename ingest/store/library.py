@@ -402,24 +402,8 @@ class Library:
             params = [expression, k]
         return [(r[0], -r[1]) for r in self.conn.execute(sql, params)]
 
-    def neighbours(self, block_id: int) -> list[PassageRow]:
-        ids = [
-            r[0] for r in self.conn.execute("SELECT id FROM passages WHERE block_id = ? ORDER BY ordinal", (block_id,))
-        ]
-        rows = self.passages(ids)
-        return [rows[i] for i in ids]
-
     def pages(self, doc_id: str) -> list[Page]:
         return [
             Page(r[0], r[1])
             for r in self.conn.execute("SELECT number, text FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
         ]
-
-    def stats(self) -> dict:
-        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
-        return {
-            "documents": one("SELECT count(*) FROM documents WHERE status = 'indexed'"),
-            "failed": one("SELECT count(*) FROM documents WHERE status = 'failed'"),
-            "queued": one("SELECT count(*) FROM documents WHERE status = 'queued'"),
-            "passages": one("SELECT count(*) FROM passages"),
-        }

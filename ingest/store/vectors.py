@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -115,7 +114,3 @@ class VectorIndex:
             return []
         scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
-
-
-def remove_cache(folder: Path) -> None:
-    (folder / INDEX_NAME).unlink(missing_ok=True)
