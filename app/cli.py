@@ -56,11 +56,30 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
     search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
 
-    chat = commands.add_parser("chat", parents=[common], help="chat with the configured model (no library)")
+    model = argparse.ArgumentParser(add_help=False)
+    model.add_argument("--backend", choices=["llama_cpp", "openai", "vllm"])
+    model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
+    model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
+
+    ask = commands.add_parser("ask", parents=[common, model], help="answer a question from the library, with citations")
+    ask.add_argument("question", nargs="+")
+    ask.add_argument("--doc", action="append", metavar="DOC_ID", help="only these documents (repeatable)")
+    ask.add_argument("--chat", metavar="CHAT_ID", help="continue a chat (see `docdesk chats`)")
+    ask.add_argument("--new-chat", action="store_true", help="start a new chat (the default without --chat)")
+
+    chats = commands.add_parser("chats", parents=[common], help="list chats, or show one with its sources")
+    chats.add_argument("chat_id", nargs="?", metavar="CHAT_ID")
+    chats.add_argument("--delete", action="store_true", help="delete the chat CHAT_ID")
+
+    summarize = commands.add_parser(
+        "summarize", parents=[common, model], help="summarize a document (map-reduce over its blocks)"
+    )
+    summarize.add_argument("document", metavar="DOC_ID|PATH")
+    summarize.add_argument("--style", choices=["brief", "detailed"], default="brief")
+    summarize.add_argument("--language", metavar="CODE", help="write the summary in this language (en, zh, de, ...)")
+
+    chat = commands.add_parser("chat", parents=[common, model], help="chat with the configured model (no library)")
     chat.add_argument("message", nargs="+")
-    chat.add_argument("--backend", choices=["llama_cpp", "openai", "vllm"])
-    chat.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
-    chat.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
     chat.add_argument("--max-tokens", type=int, default=512)
 
     doctor = commands.add_parser("doctor", parents=[common], help="check the GPU and plan memory for a model")
@@ -150,14 +169,132 @@ def _cmd_search(desk, args) -> int:
     return 0
 
 
-def _cmd_chat(desk, args) -> int:
-    from engine.backends import ChatRequest
-
+def _apply_model_flags(desk, args) -> None:
     llm = desk.settings.llm
     llm.backend = args.backend or llm.backend
     llm.model = args.model or llm.model
     if args.url:
         llm.url, llm.backend = args.url, args.backend or "openai"
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _cmd_ask(desk, args) -> int:
+    import threading
+
+    _apply_model_flags(desk, args)
+    question = " ".join(args.question)
+    doc_ids = [desk.resolve(ref).id for ref in args.doc or []]
+    session = desk.chat_session(None if args.new_chat else args.chat)
+    cancel = threading.Event()
+    try:
+        answer = session.ask(question, doc_ids or None, None if args.json else _write, cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    prepared = answer.prepared
+    sources = answer.sources_as_dicts()
+    stats = answer.stats
+    if args.json:
+        payload = {
+            "answer": answer.text,
+            "sources": sources,
+            "chat_id": session.chat.id,
+            "question": question,
+            "standalone_question": prepared.standalone,
+            "relevant": prepared.relevant,
+            "relevance": prepared.relevance.as_dict(),
+            "timings": answer.timings,
+            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
+        }
+        _emit(args, payload, "")
+        return 0
+    _write("\n")
+    shown = [s for s in sources if s["cited"]] or sources
+    if shown:
+        _write("\nSources:\n")
+        for source in prepared.sources:
+            if source.n in {s["n"] for s in shown}:
+                _write(f"  {source.label}  ({source.path})\n")
+    timings = answer.timings
+    sys.stderr.write(
+        f"chat {session.chat.id} · retrieval {timings['retrieve_ms']:.0f} ms · first token {timings['ttft_ms']:.0f} ms"
+        f" · {stats.completion_tokens} tokens · continue with --chat {session.chat.id}\n"
+    )
+    return 0
+
+
+def _cmd_chats(desk, args) -> int:
+    if not args.chat_id:
+        chats = desk.chats.list()
+        lines = [f"{c.id}  {c.messages // 2:3} questions  {c.title}" for c in chats]
+        _emit(args, {"chats": [c.as_dict() for c in chats]}, "\n".join(lines) or "no chats yet: docdesk ask QUESTION")
+        return 0
+    chat = desk.chats.get(args.chat_id)
+    if args.delete:
+        desk.chats.delete(chat.id)
+        _emit(args, {"deleted": chat.id}, f"deleted chat {chat.id} ({chat.title})")
+        return 0
+    messages = desk.chats.messages(chat.id)
+    lines = [f"# {chat.title}  ({chat.id})"]
+    for m in messages:
+        lines.append(f"\n{'You' if m.role == 'user' else 'DocDesk'}: {m.content}")
+        lines += [f"  [{s['n']}] {s['title'] or s['path']}, p. {s['page']}" for s in m.sources if s.get("cited")]
+    payload = {
+        **chat.as_dict(),
+        "messages": [
+            {"role": m.role, "content": m.content, "question": m.question, "sources": m.sources} for m in messages
+        ],
+    }
+    _emit(args, payload, "\n".join(lines))
+    return 0
+
+
+def _cmd_summarize(desk, args) -> int:
+    import threading
+
+    from .progress import SummaryProgressLine
+
+    _apply_model_flags(desk, args)
+    doc = desk.library.resolve(args.document)
+    if doc is None and Path(args.document).is_file():  # a file not yet in the library: add it first
+        from .progress import ProgressBar
+
+        bar = ProgressBar()
+        try:
+            report = desk.add([Path(args.document)], on_progress=bar)
+        finally:
+            bar.finish()
+        if report.failed:
+            raise IngestError(f"cannot summarize {args.document}: {report.failed[0]['reason']}")
+    doc = desk.resolve(args.document)
+    progress = SummaryProgressLine()
+    cancel = threading.Event()
+    try:
+        summary = desk.summarizer().summarize(doc.id, args.style, args.language, progress, cancel)
+    except KeyboardInterrupt:
+        cancel.set()
+        progress.finish()
+        sys.stderr.write("docdesk: summary stopped; finished blocks are cached, run the command again to resume\n")
+        return 130
+    finally:
+        progress.finish()
+    _emit(args, summary.as_dict(), summary.text)
+    t = summary.timings
+    sys.stderr.write(
+        f"{summary.pieces} parts of {summary.blocks} blocks · {summary.from_cache}/{summary.steps} steps from cache"
+        f" · {t['total_ms'] / 1000:.1f} s\n"
+    )
+    return 0
+
+
+def _cmd_chat(desk, args) -> int:
+    from engine.backends import ChatRequest
+
+    _apply_model_flags(desk, args)
     backend = desk.backend()
     request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
     parts = []
@@ -208,6 +345,9 @@ COMMANDS = {
     "remove": _cmd_remove,
     "sync": _cmd_sync,
     "search": _cmd_search,
+    "ask": _cmd_ask,
+    "chats": _cmd_chats,
+    "summarize": _cmd_summarize,
     "chat": _cmd_chat,
     "doctor": _cmd_doctor,
 }

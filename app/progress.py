@@ -47,3 +47,29 @@ class ProgressBar:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class SummaryProgressLine:
+    """Summary progress on stderr: stage, steps done / total, elapsed and time left."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self._open = False
+
+    def __call__(self, event) -> None:
+        left = f", about {event.eta_s:.0f} s left" if event.eta_s is not None and event.done < event.total else ""
+        cached = f" ({event.cached} from cache)" if event.cached else ""
+        line = f"{event.stage}: {event.done}/{event.total}{cached} · {event.elapsed_s:.0f} s{left}"
+        if self.tty:
+            self.stream.write(f"\r\x1b[K{line}")
+            self._open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.tty and self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False

@@ -51,9 +51,7 @@ class DocDesk:
         return self.library.documents()
 
     def remove(self, ref: str) -> DocumentRow:
-        doc = self.library.resolve(ref)
-        if doc is None:
-            raise LibraryError(f"no document {ref!r} in the library (see `docdesk list`)")
+        doc = self.resolve(ref)
         self.library.remove(doc.id)
         self.ingestor().refresh_vectors()
         return doc
@@ -61,6 +59,35 @@ class DocDesk:
     def search(self, query: str, k: int = 10, doc_ids: list[str] | None = None, on_progress=None) -> SearchResult:
         self.ingestor(on_progress).reembed_stale()  # never search vectors of two models at once
         return self.retriever.search(query, k, doc_ids)
+
+    def answerer(self):
+        from engine.answer import Answerer
+
+        self.ingestor().reembed_stale()
+        return Answerer(self.retriever, self.backend(), self.settings.answers)
+
+    @cached_property
+    def chats(self):
+        from ingest.store.chats import ChatStore
+
+        return ChatStore(self.library)
+
+    def chat_session(self, chat_id: str | None = None):
+        from engine.chat import ChatSession
+
+        return ChatSession(self.answerer(), self.chats, chat_id)
+
+    def summarizer(self):
+        from engine.summarize import Summarizer
+
+        return Summarizer(self.library, self.backend())
+
+    def resolve(self, ref: str) -> DocumentRow:
+        """A document by id, id prefix or path."""
+        doc = self.library.resolve(ref)
+        if doc is None:
+            raise LibraryError(f"no document {ref!r} in the library (see `docdesk list`)")
+        return doc
 
     def backend(self):
         """The configured LLM backend, created on first use and closed with the façade."""

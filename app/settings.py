@@ -10,6 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.answer import AnswerSettings
 from engine.backends import LlmSettings
 
 APP_NAME = "docdesk"
@@ -46,6 +47,7 @@ class Settings:
     embedding_batch_size: int = 8
     embedding_multilingual: bool = False  # the bundled model is English-only
     llm: LlmSettings = field(default_factory=LlmSettings)
+    answers: AnswerSettings = field(default_factory=AnswerSettings)
 
 
 class SettingsError(Exception):
@@ -68,16 +70,21 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     settings.embedding_model = embedding.get("model") or None
     settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
     settings.embedding_multilingual = bool(embedding.get("multilingual", False))
-    llm = raw.get("llm", {})
-    known = set(LlmSettings.__dataclass_fields__)
-    unknown = set(llm) - known
-    if unknown:
-        raise SettingsError(
-            f"{path}: unknown [llm] settings {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
-        )
-    settings.llm = LlmSettings(**llm)
+    settings.llm = _section(path, raw, "llm", LlmSettings)
+    settings.answers = _section(path, raw, "answers", AnswerSettings)
     if library:
         settings.library = Path(library).expanduser()
     if embedding_model:
         settings.embedding_model = embedding_model
     return settings
+
+
+def _section(path: Path, raw: dict, name: str, record):
+    values = raw.get(name, {})
+    known = set(record.__dataclass_fields__)
+    unknown = set(values) - known
+    if unknown:
+        raise SettingsError(
+            f"{path}: unknown [{name}] settings {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+        )
+    return record(**values)

@@ -32,6 +32,8 @@ class ChatRequest:
     max_tokens: int = 512
     temperature: float = 0.2
     stop: list[str] = field(default_factory=list)
+    # In-process only: llama.cpp's classic 1.1 keeps small models out of loops. Servers keep their own.
+    repeat_penalty: float = 1.1
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 

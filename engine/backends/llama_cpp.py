@@ -121,6 +121,13 @@ class LlamaCppBackend:
         return self._context
 
     @property
+    def on_gpu(self) -> bool:
+        """Whether layers run on a GPU: prompts are read fast there, so answers may get more context."""
+        from llama_cpp import llama_supports_gpu_offload
+
+        return self.settings["n_gpu_layers"] != 0 and bool(llama_supports_gpu_offload())
+
+    @property
     def max_concurrency(self) -> int:
         return 1
 
@@ -161,7 +168,12 @@ class LlamaCppBackend:
             template_stop = [formatted.stop] if isinstance(formatted.stop, str) else list(formatted.stop or [])
             stop = [s for s in [*request.stop, *template_stop] if s]  # an empty stop string would end at once
             stream = llm.create_completion(
-                prompt, max_tokens=request.max_tokens, temperature=request.temperature, stop=stop, stream=True
+                prompt,
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                repeat_penalty=request.repeat_penalty,
+                stop=stop,
+                stream=True,
             )
             for chunk in stream:  # one chunk per token; a piece may be empty mid-UTF-8 character
                 if request.cancel.is_set() or abandoned.is_set():

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..chunking import join_pages
 from ..errors import LibraryError
 from ..keywords import fts_match_expression, index_tokens
-from ..records import Chunks, Page, ReadResult
+from ..records import Block, Chunks, Page, ReadResult
 from .schema import connect, migrate
 
 DB_NAME = "library.sqlite"
@@ -350,6 +350,66 @@ class Library:
             ids,
         )
         return {r[0]: PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows}
+
+    _PASSAGE_SELECT = (
+        "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path, "
+        "d.synthetic_pages FROM passages p JOIN documents d ON d.id = p.doc_id "
+    )
+
+    def block_passages(self, block_id: int) -> list[PassageRow]:
+        """The passages of one block in reading order: the neighbours that widen a cited passage."""
+        rows = self.conn.execute(self._PASSAGE_SELECT + "WHERE p.block_id = ? ORDER BY p.ordinal", (block_id,))
+        return [PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows]
+
+    def page_passages(self, doc_ids: list[str], page: int) -> list[PassageRow]:
+        """Passages that touch a page of the given documents ("and on page 5?")."""
+        if not doc_ids:
+            return []
+        marks = ",".join("?" * len(doc_ids))
+        rows = self.conn.execute(
+            self._PASSAGE_SELECT + f"WHERE p.doc_id IN ({marks}) AND p.page <= ? AND p.page_end >= ? "
+            "ORDER BY p.doc_id, p.ordinal",
+            [*doc_ids, page, page],
+        )
+        return [PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows]
+
+    def page_starts(self, doc_id: str) -> list[tuple[int, int]]:
+        """(page number, offset in the document text) in order."""
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute("SELECT number, start FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
+        ]
+
+    def blocks(self, doc_id: str) -> list[tuple[int, Block]]:
+        """(block id, block) in reading order."""
+        rows = self.conn.execute(
+            "SELECT id, ordinal, start, end, page, page_end, tokens, text FROM blocks WHERE doc_id = ? ORDER BY ordinal",
+            (doc_id,),
+        )
+        return [(r[0], Block(*r[1:])) for r in rows]
+
+    def block_row(self, block_id: int) -> tuple[int, str]:
+        """(start offset, text) of a block."""
+        row = self.conn.execute("SELECT start, text FROM blocks WHERE id = ?", (block_id,)).fetchone()
+        return (row[0], row[1]) if row else (0, "")
+
+    def keyword_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
+        """(passage count, {token: passages containing it}) from the FTS5 index, for IDF weights."""
+        with self._lock:
+            if not getattr(self, "_vocab_ready", False):
+                # fts5vocab reads the index's own term statistics; a temp table costs nothing on disk.
+                self.conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, passages_fts, row)"
+                )
+                self._vocab_ready = True
+        counts = {t: 0 for t in tokens}
+        if tokens:
+            marks = ",".join("?" * len(tokens))
+            for term, docs in self.conn.execute(
+                f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
+            ):
+                counts[term] = docs
+        return self.passage_count(), counts
 
     def passage_count(self, embed_model: str | None = None) -> int:
         if embed_model is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: summary cache, chats and messages (added by CREATE IF NOT EXISTS)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,6 +87,36 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'u
 CREATE TRIGGER IF NOT EXISTS passages_fts_delete AFTER DELETE ON passages BEGIN
     DELETE FROM passages_fts WHERE rowid = old.id;
 END;
+
+-- Model outputs of the summary map and reduce steps, keyed by a hash of everything that
+-- shaped them (prompt version, model, style, language, input text). Keyed by content, not
+-- by document, so a re-indexed or re-added file finds its summaries again.
+CREATE TABLE IF NOT EXISTS summary_cache (
+    key TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    kind TEXT NOT NULL,                  -- map | reduce | overview
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS summary_cache_doc ON summary_cache(doc_id);
+
+CREATE TABLE IF NOT EXISTS chats (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content TEXT NOT NULL,
+    question TEXT NOT NULL DEFAULT '',   -- user turns: the stand-alone question that was searched
+    sources TEXT NOT NULL DEFAULT '[]',  -- assistant turns: JSON list of the sources it was given
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id, id);
 """
 
 

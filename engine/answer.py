@@ -1,0 +1,270 @@
+"""Retrieval-augmented answers: find sources, decide whether they are relevant, ask the model, cite.
+
+`Answerer.prepare` does everything before the model is asked (rewriting a follow-up, search,
+the relevance check, the token-budgeted context); `Answerer.stream` streams the answer. When
+nothing relevant is found the answer is a plain statement and the model is never asked.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ingest.keywords import query_tokens
+
+from .backends import Backend, ChatRequest, GenerationStats
+from .citations import attribute
+from .context import Source, build_sources
+from .errors import Cancelled
+from .generate import drop_echo, repeats_itself
+from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
+from .relevance import Relevance, judge
+from .retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
+
+_CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
+_PAGE_REFERENCE = re.compile(r"\b(?:pages?|p\.|pp\.)\s*(\d{1,5})|第\s*(\d{1,5})\s*页", re.IGNORECASE)
+SOURCE_HEADER_TOKENS = 24  # the <source n=.. title=.. page=..> line and its closing tag
+
+
+@dataclass
+class AnswerSettings:
+    """The [answers] section of config.toml."""
+
+    # Most document text given to the model; None: 3,000 tokens on a GPU or server, 1,200 on a CPU,
+    # where a prompt is read at only a few hundred tokens a second.
+    context_tokens: int | None = None
+    answer_tokens: int = 512
+    history_turns: int = 2  # earlier exchanges the model sees
+    candidates: int = 12  # hits considered for the context
+    temperature: float = 0.1
+
+
+@dataclass
+class Turn:
+    """One earlier exchange of a chat."""
+
+    question: str
+    answer: str
+    sources: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class PreparedAnswer:
+    question: str  # as asked
+    standalone: str  # as searched (a follow-up rewritten with the history)
+    language: str
+    sources: list[Source]
+    relevance: Relevance
+    messages: list[dict] | None  # None: nothing relevant, the model is not asked
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def relevant(self) -> bool:
+        return self.messages is not None
+
+
+@dataclass
+class Answer:
+    text: str
+    prepared: PreparedAnswer
+    stats: GenerationStats
+    cancelled: bool = False
+
+    @property
+    def cited(self) -> list[int]:
+        return cited_numbers(self.text, len(self.prepared.sources))
+
+    @property
+    def timings(self) -> dict[str, float]:
+        timings = dict(self.prepared.timings)
+        timings["ttft_ms"] = timings["prepare_ms"] + self.stats.ttft_ms if self.stats.completion_tokens else 0.0
+        timings["total_ms"] = timings["prepare_ms"] + self.stats.total_ms
+        return {k: round(v, 1) for k, v in timings.items()}
+
+    def sources_as_dicts(self) -> list[dict]:
+        cited = set(self.cited)
+        return [{**s.as_dict(), "cited": s.n in cited} for s in self.prepared.sources]
+
+
+def cited_numbers(text: str, count: int) -> list[int]:
+    """The source numbers an answer cites, in order of first mention; numbers out of range are dropped."""
+    found: list[int] = []
+    for match in _CITATION.finditer(text):
+        for part in re.split(r"[,，]", match.group(1)):
+            n = int(part)
+            if 1 <= n <= count and n not in found:
+                found.append(n)
+    return found
+
+
+def page_reference(question: str) -> int | None:
+    match = _PAGE_REFERENCE.search(question)
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+class Answerer:
+    def __init__(self, retriever: HybridRetriever, backend: Backend, settings: AnswerSettings | None = None) -> None:
+        self.retriever = retriever
+        self.library = retriever.library
+        self.backend = backend
+        self.settings = settings or AnswerSettings()
+
+    @property
+    def context_tokens(self) -> int:
+        if self.settings.context_tokens:
+            return self.settings.context_tokens
+        return 3000 if getattr(self.backend, "on_gpu", True) else 1200
+
+    # -- before the model ---------------------------------------------------------
+    def prepare(
+        self,
+        question: str,
+        doc_ids: list[str] | None = None,
+        history: list[Turn] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> PreparedAnswer:
+        started = time.perf_counter()
+        history = (history or [])[-self.settings.history_turns :]
+        timings: dict[str, float] = {}
+        standalone = question
+        if history:
+            t = time.perf_counter()
+            standalone = self.rewrite(question, history, cancel)
+            timings["rewrite_ms"] = (time.perf_counter() - t) * 1000
+        language = question_language(question)
+
+        t = time.perf_counter()
+        hits = self._search(question, standalone, history, doc_ids)
+        weight = dense_weight(standalone, getattr(self.retriever.embedder, "multilingual", False))
+        relevance = judge(self.library, standalone, hits, weight)
+        # Sources: the hits that pass the relevance rule on their own; the best two always go.
+        hits = [h for i, h in enumerate(hits) if i < 2 or relevance.hit_margins[i] >= 0]
+        pinned = self._page_hits(question, history, doc_ids)
+        if pinned:  # the user pointed at a page of a document of this chat: that page is the context
+            hits = pinned + [h for h in hits if h.passage.id not in {p.passage.id for p in pinned}]
+            relevance.relevant = True
+        timings["retrieve_ms"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        sources: list[Source] = []
+        messages = None
+        if relevance.relevant:
+            history_messages = self._history_messages(history)
+            empty = answer_messages(question, [], history_messages, language)
+            room = (
+                self.backend.context_window
+                - sum(self.backend.count_tokens(m["content"]) + 8 for m in empty)
+                - self.settings.answer_tokens
+                - 64  # chat-template tokens and rounding
+            )
+            budget = min(self.context_tokens, room)
+            sources = build_sources(
+                self.library,
+                hits[: self.settings.candidates],
+                budget,
+                lambda text: self.backend.count_tokens(text) + SOURCE_HEADER_TOKENS,
+                standalone,
+            )
+            if sources:
+                quoted = [format_source(s.n, s.title or s.path, s.page_label, s.text) for s in sources]
+                messages = answer_messages(question, quoted, history_messages, language)
+        timings["context_ms"] = (time.perf_counter() - t) * 1000
+        timings["prepare_ms"] = (time.perf_counter() - started) * 1000
+        return PreparedAnswer(question, standalone, language, sources, relevance, messages, timings)
+
+    def rewrite(self, question: str, history: list[Turn], cancel: threading.Event | None = None) -> str:
+        """A follow-up ("and on page 5?") as a question that stands alone, for the search."""
+        request = ChatRequest(
+            rewrite_messages([(t.question, t.answer) for t in history], question),
+            max_tokens=64,
+            temperature=0.0,
+            stop=["\n"],
+            cancel=cancel or threading.Event(),
+        )
+        text = "".join(self.backend.stream_chat(request)).strip().strip("\"'“”")
+        text = text.removeprefix("Stand-alone question:").strip()
+        # A small model may answer instead of rewriting, or return nothing useful: then the search
+        # falls back on the last question and the follow-up together.
+        fallback = f"{history[-1].question} {question}"
+        known = set(query_tokens(fallback))
+        page = page_reference(question)
+        if (
+            not text
+            or len(text) > 3 * len(fallback) + 40
+            or not known & set(query_tokens(text))
+            or (page is not None and str(page) not in text)
+        ):
+            return fallback
+        return text
+
+    def _search(
+        self, question: str, standalone: str, history: list[Turn], doc_ids: list[str] | None
+    ) -> list[SearchHit]:
+        k = max(self.settings.candidates, 10)
+        first = self.retriever.search(standalone, k, doc_ids).hits
+        if not history:
+            return first
+        # The rewrite may be poor with a small model: fuse it with the plain follow-up plus the last question.
+        second = self.retriever.search(f"{history[-1].question} {question}", k, doc_ids).hits
+        by_id = {h.passage.id: h for h in [*second, *first]}
+        fused = reciprocal_rank_fusion([[h.passage.id for h in first], [h.passage.id for h in second]])
+        return [by_id[i] for i in sorted(fused, key=fused.__getitem__, reverse=True)]
+
+    def _page_hits(self, question: str, history: list[Turn], doc_ids: list[str] | None) -> list[SearchHit]:
+        page = page_reference(question)
+        if page is None:
+            return []
+        docs = list(doc_ids or [])
+        for turn in reversed(history):  # the documents the conversation has been about, latest first
+            for source in sorted(turn.sources, key=lambda s: not s.get("cited")):
+                if source["doc_id"] not in docs:
+                    docs.append(source["doc_id"])
+        rows = self.library.page_passages(docs[:3], page)
+        # Passages that start on the page come before those that only run into it.
+        rows.sort(key=lambda r: (docs.index(r.doc_id), r.page != page))
+        return [SearchHit(r, 1.0) for r in rows]
+
+    def _history_messages(self, history: list[Turn]) -> list[dict]:
+        messages = []
+        for turn in history:
+            messages.append({"role": "user", "content": turn.question})
+            messages.append({"role": "assistant", "content": turn.answer[:1500]})
+        return messages
+
+    # -- the model -----------------------------------------------------------------
+    def generate(
+        self,
+        prepared: PreparedAnswer,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """Stream the answer through `on_text`; the plain "nothing found" text when nothing is relevant."""
+        stats = GenerationStats()
+        emit = on_text or (lambda _text: None)
+        if prepared.messages is None:
+            text = NOTHING_FOUND["zh" if prepared.language == "zh" else "en"]
+            emit(text)
+            return Answer(text, prepared, stats)
+        request = ChatRequest(
+            prepared.messages,
+            max_tokens=self.settings.answer_tokens,
+            temperature=self.settings.temperature,
+            cancel=cancel or threading.Event(),
+            stats=stats,
+        )
+        text = ""
+        cancelled = False
+        try:
+            for piece in self.backend.stream_chat(request):
+                text += piece
+                emit(piece)
+                if repeats_itself(text):
+                    text = drop_echo(text)
+                    stats.finish_reason = "loop"
+                    break
+        except Cancelled:
+            cancelled = True
+        return Answer(attribute(text.strip(), prepared.sources), prepared, stats, cancelled)

@@ -1,0 +1,47 @@
+"""A chat: questions answered one after another, with the history kept in the library."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from ingest.store.chats import Chat, ChatMessage, ChatStore
+
+from .answer import Answer, Answerer, Turn
+
+
+class ChatSession:
+    def __init__(self, answerer: Answerer, store: ChatStore, chat_id: str | None = None) -> None:
+        self.answerer = answerer
+        self.store = store
+        self.chat: Chat | None = store.get(chat_id) if chat_id else None
+
+    def history(self) -> list[Turn]:
+        if self.chat is None:
+            return []
+        turns: list[Turn] = []
+        question = ""
+        for message in self.store.messages(self.chat.id):
+            if message.role == "user":
+                question = message.content
+            else:
+                turns.append(Turn(question, message.content, message.sources))
+        return turns
+
+    def ask(
+        self,
+        question: str,
+        doc_ids: list[str] | None = None,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        prepared = self.answerer.prepare(question, doc_ids, self.history(), cancel)
+        answer = self.answerer.generate(prepared, on_text, cancel)
+        if self.chat is None:
+            self.chat = self.store.create(question[:60])
+        self.store.add_exchange(
+            self.chat.id,
+            ChatMessage("user", question, question=prepared.standalone),
+            ChatMessage("assistant", answer.text, sources=answer.sources_as_dicts()),
+        )
+        return answer

@@ -1,0 +1,73 @@
+"""Is there anything in the library that answers this question? Decided before the model is asked.
+
+A dense score alone cannot tell: with all-MiniLM-L6-v2, questions about nothing in the library
+reach cosine 0.49 while real ones start at 0.18 (tests/eval/calibrate_relevance.py). What
+separates them is keyword evidence: an IDF-weighted share of the question's terms found together
+in one retrieved passage. The dense score then moves the bar, as much as the dense channel is
+trusted for this query (little for Chinese with an English-only model).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ingest.keywords import index_tokens, query_tokens
+from ingest.store.library import Library
+
+from .retrieve import SearchHit
+
+# Calibrated on the eval library (see the module docstring); the closing rule is
+#   coverage - COVERAGE_BAR + dense_weight * (dense - DENSE_BAR) >= 0
+COVERAGE_BAR = 0.15
+DENSE_BAR = 0.40
+TOP_PASSAGES = 5  # coverage is the best over this many hits
+
+
+@dataclass
+class Relevance:
+    relevant: bool
+    coverage: float  # 0..1, IDF-weighted share of query terms in the best passage
+    dense: float  # best cosine among the hits
+    dense_weight: float
+    margin: float  # > 0: relevant; the distance from the bar
+    hit_margins: list[float] = field(default_factory=list)  # the same rule for each hit alone
+
+    def as_dict(self) -> dict:
+        fields = ("relevant", "coverage", "dense", "dense_weight", "margin")
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in ((k, getattr(self, k)) for k in fields)}
+
+
+def _stem(token: str) -> str:
+    # Crude but language-neutral for Latin script: "encrypted" ~ "encryption", "passages" ~ "passage".
+    return token[: max(4, len(token) - 3)] if len(token) >= 6 and token.isascii() else token
+
+
+def keyword_coverages(library: Library, query: str, hits: list[SearchHit]) -> list[float]:
+    """For each hit, the IDF-weighted share of the query's terms that its passage contains."""
+    terms = query_tokens(query)
+    if not terms:
+        return [0.0] * len(hits)
+    total, counts = library.keyword_document_counts(terms)
+    # BM25's IDF: a term in every passage weighs ~0, one in none weighs most.
+    weights = {t: math.log((total - counts[t] + 0.5) / (counts[t] + 0.5) + 1) for t in terms}
+    whole = sum(weights.values()) or 1.0
+    coverages = []
+    for hit in hits:
+        tokens = set(index_tokens(hit.passage.text).split())
+        stems = {_stem(t) for t in tokens}
+        coverages.append(sum(w for t, w in weights.items() if t in tokens or _stem(t) in stems) / whole)
+    return coverages
+
+
+def margin(coverage: float, dense: float, dense_weight: float) -> float:
+    return coverage - COVERAGE_BAR + dense_weight * (dense - DENSE_BAR)
+
+
+def judge(library: Library, query: str, hits: list[SearchHit], dense_weight: float) -> Relevance:
+    coverages = keyword_coverages(library, query, hits)
+    coverage = max(coverages[:TOP_PASSAGES], default=0.0)
+    dense = max((h.dense_score for h in hits if h.dense_score is not None), default=0.0)
+    best = margin(coverage, dense, dense_weight)
+    per_hit = [margin(c, h.dense_score or 0.0, dense_weight) for c, h in zip(coverages, hits, strict=True)]
+    return Relevance(bool(hits) and best >= 0, coverage, dense, dense_weight, best, per_hit)
