@@ -195,6 +195,8 @@ class Answerer:
             not text
             or len(text) > 3 * len(fallback) + 40
             or not known & set(query_tokens(text))
+            or not text.endswith(("?", "？"))  # an answer, not a question
+            or cited_numbers(text, 99)
             or (page is not None and str(page) not in text)
         ):
             return fallback

@@ -128,6 +128,10 @@ def build_sources(
     used = 0
     for span in spans:
         cost = count_tokens(span_text(span))
+        if used + cost > budget_tokens and span.first != span.last:
+            # Merged hits too long together: keep the best one; widening regrows it within the budget.
+            span.first = span.last = span.anchor
+            cost = count_tokens(span_text(span))
         if used + cost > budget_tokens:
             continue
         chosen.append((span, cost))

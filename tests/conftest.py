@@ -56,3 +56,18 @@ def corpus_library(tmp_path_factory, corpus, embedder):
     report = Ingestor(library, embedder).add([corpus, SAMPLES])
     yield library, report
     library.close()
+
+
+@pytest.fixture(scope="session")
+def bundled_llm():
+    """The bundled SmolLM2 GGUF, in process, loaded once for the session."""
+    from engine.backends.llama_cpp import LlamaCppBackend
+
+    backend = LlamaCppBackend()
+    backend.warm_up()
+    yield backend
+    backend.close()
+
+
+def corpus_path(*parts: str) -> str:
+    return str(CORPUS.joinpath(*parts).absolute())
