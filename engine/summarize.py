@@ -158,12 +158,12 @@ class _Run:
         self.model_id = f"{self.backend.name}:{self.backend.model}"
         window = self.backend.context_window
         self.input_tokens = window - PROMPT_OVERHEAD - max(OUTPUT_TOKENS.values()) - 64
+        if self.input_tokens < 256:
+            raise EngineError(f"the model's context ({window} tokens) is too small to summarize: raise it")
         if owner.piece_tokens:
             self.input_tokens = min(self.input_tokens, owner.piece_tokens)
         elif not getattr(self.backend, "on_gpu", True):
             self.input_tokens = min(self.input_tokens, CPU_PIECE_TOKENS)
-        if self.input_tokens < 256:
-            raise EngineError(f"the model's context ({window} tokens) is too small to summarize: raise it")
 
     # -- steps ----------------------------------------------------------------------
     def execute(self) -> Summary:

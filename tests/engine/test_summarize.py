@@ -74,11 +74,21 @@ def test_summary_is_structured_with_page_references_and_resumes_after_cancel(gui
     assert again.text == text and again.from_cache == again.steps and repeat_backend.requests == 0
 
 
-def test_a_block_longer_than_the_model_reads_is_split(guide, bundled_llm):
-    library, doc = guide
-    backend = CountingBackend(bundled_llm)
-    summary = Summarizer(library, backend, piece_tokens=150).summarize(doc.id, cancel=None, on_progress=None)
+@pytest.fixture
+def standin_url():
+    server = serve(0, 0.3, 4)  # answers each request after 0.3 s, four at a time
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_block_longer_than_the_model_reads_is_split(tmp_path, embedder, standin_url):
+    library = small_block_library(tmp_path, embedder, SAMPLES / "docdesk-guide.pdf", block_tokens=1500)
+    doc = library.documents()[0]
+    backend = OpenAIBackend(standin_url, "standin", max_concurrency=4)
+    summary = Summarizer(library, backend, piece_tokens=120).summarize(doc.id)
     assert summary.pieces > summary.blocks
+    library.close()
 
 
 def test_a_chinese_document_is_summarized_in_chinese(tmp_path, embedder, bundled_llm):
@@ -90,21 +100,15 @@ def test_a_chinese_document_is_summarized_in_chinese(tmp_path, embedder, bundled
     library.close()
 
 
-def test_the_map_step_runs_max_concurrency_requests_at_once(tmp_path, embedder):
-    library = small_block_library(tmp_path, embedder, SAMPLES / "docdesk-guide.pdf", block_tokens=200)
+def test_the_map_step_runs_max_concurrency_requests_at_once(tmp_path, embedder, standin_url):
+    library = small_block_library(tmp_path, embedder, SAMPLES / "docdesk-guide.pdf", block_tokens=60)
     doc = library.documents()[0]
-    server = serve(0, 0.3, 4)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        backend = CountingBackend(OpenAIBackend(url, "standin", max_concurrency=4))
-        summary = Summarizer(library, backend).summarize(doc.id)
-        assert summary.pieces >= 8
-        assert backend.most_in_flight == 4
-        assert "stand-in reply" in summary.text
-    finally:
-        server.shutdown()
-        library.close()
+    backend = CountingBackend(OpenAIBackend(standin_url, "standin", max_concurrency=4))
+    summary = Summarizer(library, backend).summarize(doc.id)
+    assert summary.pieces >= 8
+    assert backend.most_in_flight == 4
+    assert "stand-in reply" in summary.text
+    library.close()
 
 
 def test_reply_shapes_become_bullets_and_pages_are_labelled():
