@@ -32,9 +32,13 @@ bench: $(VENV)/.installed
 	$(BIN)/python tests/bench/bench_ingest.py
 	$(BIN)/python tests/bench/bench_search.py
 	$(BIN)/python tests/bench/bench_backends.py
+	$(BIN)/python tests/bench/bench_answer.py
+	$(BIN)/python tests/bench/bench_summarize.py
 
 eval: $(VENV)/.installed
 	$(BIN)/python tests/eval/eval_retrieval.py
+	$(BIN)/python tests/eval/calibrate_relevance.py
+	$(BIN)/python tests/eval/eval_answers.py
 
 samples: $(VENV)/.installed
 	$(BIN)/python assets/samples/make_samples.py

@@ -166,7 +166,9 @@ def test_ask_continue_a_chat_and_summarize_with_json(tmp_path):
     assert set(asked) >= {"answer", "sources", "chat_id", "timings", "tokens"}
     assert set(asked["timings"]) >= {"retrieve_ms", "ttft_ms", "total_ms"}
     assert set(asked["tokens"]) == {"prompt", "completion"} and asked["tokens"]["completion"] > 0
-    assert asked["sources"] and all(set(s) >= {"n", "doc_id", "title", "path", "page", "text"} for s in asked["sources"])
+    assert asked["sources"] and all(
+        set(s) >= {"n", "doc_id", "title", "path", "page", "text"} for s in asked["sources"]
+    )
     assert "3.11" in asked["sources"][0]["text"] and asked["answer"].strip()  # correctness: see tests/eval
 
     follow = run(lib, "ask", "--chat", asked["chat_id"], "And on page 2?")

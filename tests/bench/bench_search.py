@@ -35,52 +35,62 @@ QUERIES = [
 ]
 
 
-def main() -> int:
-    from app.logs import setup_logging
-
-    setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")  # pypdf's warnings to the log
+def build_library(folder: Path, embedder, target: int = TARGET):
+    """The corpus and the samples, then synthetic documents of real passages up to `target` passages."""
     import numpy as np
 
-    from engine.retrieve import HybridRetriever
-    from ingest.embedding import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.records import Block, Chunks, Page, Passage, ReadResult
     from ingest.store.library import FileRecord, IndexedDocument, Library
 
+    library = Library(folder)
+    Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+    rows = library.conn.execute("SELECT text, embedding FROM passages").fetchall()
+    texts = [r[0] for r in rows]
+    base = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    rng = np.random.default_rng(0)
+    per_doc = 100
+    n = library.passage_count()
+    doc = 0
+    while n < target:
+        picks = rng.integers(0, len(texts), per_doc)
+        vectors = base[picks] + rng.normal(0, 0.02, (per_doc, base.shape[1])).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        passages, offset = [], 0
+        for i, pick in enumerate(picks):  # one block of the passages in a row, as a real document has
+            text = texts[pick]
+            passages.append(Passage(0, i, offset, offset + len(text), 1 + i // 10, 1 + i // 10, text))
+            offset += len(text) + 2
+        block_text = "\n\n".join(texts[pick] for pick in picks)
+        pages = [Page(k + 1, "") for k in range(per_doc // 10)]
+        digest = f"synthetic{doc:055d}"
+        library.store_indexed(
+            IndexedDocument(
+                digest,
+                FileRecord(f"/synthetic/{doc}.pdf", digest, 1, 0.0),
+                ReadResult("pdf", pages, f"Synthetic {doc}"),
+                Chunks([Block(0, 0, len(block_text), 1, per_doc // 10, 8000, block_text)], passages),
+                vectors,
+                "en",
+                embedder.name,
+            )
+        )
+        n += per_doc
+        doc += 1
+    return library
+
+
+def main() -> int:
+    from app.logs import setup_logging
+
+    setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")  # pypdf's warnings to the log
+    from engine.retrieve import HybridRetriever
+    from ingest.embedding import SentenceTransformerEmbedder
+
     embedder = SentenceTransformerEmbedder()
     with tempfile.TemporaryDirectory(prefix="docdesk-search-") as tmp:
-        library = Library(Path(tmp))
-        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
-        rows = library.conn.execute("SELECT text, embedding FROM passages").fetchall()
-        texts = [r[0] for r in rows]
-        base = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        rng = np.random.default_rng(0)
-        per_doc = 100
         started = time.perf_counter()
-        n = library.passage_count()
-        doc = 0
-        while n < TARGET:
-            picks = rng.integers(0, len(texts), per_doc)
-            vectors = base[picks] + rng.normal(0, 0.02, (per_doc, base.shape[1])).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            passages = [
-                Passage(0, i, 0, len(texts[p]), 1 + i // 10, 1 + i // 10, texts[p]) for i, p in enumerate(picks)
-            ]
-            pages = [Page(k + 1, "") for k in range(per_doc // 10)]
-            digest = f"synthetic{doc:055d}"
-            library.store_indexed(
-                IndexedDocument(
-                    digest,
-                    FileRecord(f"/synthetic/{doc}.pdf", digest, 1, 0.0),
-                    ReadResult("pdf", pages, f"Synthetic {doc}"),
-                    Chunks([Block(0, 0, 1, 1, 10, 8000, "")], passages),
-                    vectors,
-                    "en",
-                    embedder.name,
-                )
-            )
-            n += per_doc
-            doc += 1
+        library = build_library(Path(tmp), embedder)
         build_s = time.perf_counter() - started
         retriever = HybridRetriever(library, embedder)
         t = time.perf_counter()

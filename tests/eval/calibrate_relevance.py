@@ -1,0 +1,77 @@
+"""How well does the "nothing relevant" rule (engine/relevance.py) separate questions?
+
+    python tests/eval/calibrate_relevance.py [--library DIR] [--json]
+
+Relevant: the retrieval question sets (questions_en.json, questions_zh.json), whose answers are
+in the library. Unrelated: unrelated.json, a "calibration" list the bars were chosen on and a
+"held_out" list written afterwards. Without --library it builds one from ../shared/corpus and
+assets/samples. Prints each question's coverage, dense score and margin, then the shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def open_library(path: str | None):
+    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.pipeline import Ingestor
+    from ingest.store.library import Library
+
+    embedder = SentenceTransformerEmbedder()
+    library = Library(Path(path) if path else Path(tempfile.mkdtemp(prefix="docdesk-eval-")))
+    if not path:
+        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+    return library, embedder
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--library")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    from engine.relevance import judge
+    from engine.retrieve import HybridRetriever, dense_weight
+
+    library, embedder = open_library(args.library)
+    retriever = HybridRetriever(library, embedder)
+    relevant = [q["q"] for lang in ("en", "zh") for q in json.loads((HERE / f"questions_{lang}.json").read_text())]
+    unrelated = json.loads((HERE / "unrelated.json").read_text())
+    groups = {"relevant": relevant, "unrelated (calibration)": unrelated["calibration"]}
+    groups["unrelated (held out)"] = unrelated["held_out"]
+    report: dict = {}
+    for name, questions in groups.items():
+        rows = []
+        for q in questions:
+            hits = retriever.search(q, 12).hits
+            r = judge(library, q, hits, dense_weight(q, embedder.multilingual))
+            rows.append({"q": q, **r.as_dict()})
+        want = name == "relevant"
+        right = sum(1 for row in rows if row["relevant"] == want)
+        report[name] = {"questions": len(rows), "right": right, "share": right / len(rows), "rows": rows}
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+        return 0
+    for name, group in report.items():
+        print(f"\n{name}: {group['right']}/{group['questions']} = {group['share']:.0%} judged right")
+        for row in sorted(group["rows"], key=lambda r: r["margin"]):
+            mark = "ok " if row["relevant"] == (name == "relevant") else "BAD"
+            print(
+                f"  {mark} margin {row['margin']:+.2f}  coverage {row['coverage']:.2f}  dense {row['dense']:.2f}"
+                f" (weight {row['dense_weight']:.2f})  {row['q']}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
