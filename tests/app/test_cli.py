@@ -192,3 +192,54 @@ def test_ask_continue_a_chat_and_summarize_with_json(tmp_path):
     assert again["summary"] == first["summary"] and again["from_cache"] == again["steps"]
     missing = run(lib, "summarize", "no-such-document", check_code=2)
     assert missing.stderr.startswith("docdesk: no document")
+
+
+def test_a_summary_killed_midway_resumes_from_its_cached_blocks(tmp_path):
+    import signal
+    import sqlite3
+    import time
+
+    lib = tmp_path / "lib"
+    run(lib, "add", str(SAMPLES / "docdesk-guide.pdf"))
+    # Small pieces so the guide takes several map steps; the CLI reads the same config file.
+    env = dict(os.environ, DOCDESK_HOME=str(lib))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SUMMARIZE_IN_PIECES, "docdesk-guide.pdf"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    db = lib / "library.sqlite"
+    deadline = time.monotonic() + 300
+    cached = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        with sqlite3.connect(db) as conn:
+            cached = conn.execute("SELECT count(*) FROM summary_cache").fetchone()[0]
+        if cached >= 1:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert cached >= 1
+    resumed = subprocess.run(
+        [sys.executable, "-c", SUMMARIZE_IN_PIECES, "docdesk-guide.pdf"], env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)
+    assert report["from_cache"] >= cached and report["steps"] > report["from_cache"]
+
+
+# The summarizer as `docdesk summarize` builds it, with pieces of 150 tokens.
+SUMMARIZE_IN_PIECES = """
+import json, sys
+from app.settings import load_settings
+from app.services import DocDesk
+from engine.summarize import Summarizer
+desk = DocDesk(load_settings())
+doc = next(d for d in desk.documents() if d.path.endswith(sys.argv[1]))
+summary = Summarizer(desk.library, desk.backend(), piece_tokens=150).summarize(doc.id)
+print(json.dumps(summary.as_dict()))
+desk.close()
+"""
