@@ -100,6 +100,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、])\s*")
 # A sentence ends at .!? before a capital (not inside "3.10" or "config.toml"), or at a CJK stop.
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])|(?<=[。！？])")
 MAX_BULLETS = 8
+_TAG_ONLY = re.compile(r"^‹?</?\s*(?:text|notes|sources?)\s*>?$", re.IGNORECASE)
 
 
 def bullets(text: str) -> list[str]:
@@ -110,6 +111,8 @@ def bullets(text: str) -> list[str]:
     points: list[str] = []
     for line in lines:
         point = _BULLET.sub("", line).strip()
+        if _TAG_ONLY.match(point):  # a delimiter of the prompt, echoed
+            continue
         if point and point not in points and not point.endswith(":"):
             points.append(point)
     return points[:MAX_BULLETS]

@@ -112,7 +112,7 @@ def test_the_map_step_runs_max_concurrency_requests_at_once(tmp_path, embedder, 
 
 
 def test_reply_shapes_become_bullets_and_pages_are_labelled():
-    assert bullets("1. One\n2) Two\n* Three\n- Three") == ["One", "Two", "Three"]
+    assert bullets("1. One\n2) Two\n* Three\n- Three\n<notes>\n- </text>") == ["One", "Two", "Three"]
     assert bullets("Python 3.11 is needed. Settings live in config.toml. Done.") == [
         "Python 3.11 is needed.",
         "Settings live in config.toml.",
