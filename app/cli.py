@@ -354,19 +354,22 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    import time
+
+    started = time.perf_counter()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # DocDesk never downloads models
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = _parser().parse_args(argv)
     from .logs import setup_logging
 
-    if not logging.getLogger().handlers:  # main() calls itself for the samples demo
+    if not logging.getLogger().handlers:
         setup_logging(args.verbose)
-    if args.command is None:
-        from .samples import run_samples  # until the window exists, `docdesk` demonstrates the CLI
-
-        return run_samples(args)
     try:
         settings = load_settings(library=args.library, embedding_model=args.embedding_model)
+        if args.command is None:  # the window
+            from .gui.app import run
+
+            return run(settings, started)
         from .services import DocDesk
 
         desk = DocDesk(settings)

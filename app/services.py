@@ -98,9 +98,13 @@ class DocDesk:
             self._backend = create_backend(self.settings.llm, log_dir=self.settings.library / "logs")
         return self._backend
 
-    def close(self) -> None:
+    def close_backend(self) -> None:
+        """Close the model; the next call creates it from the (changed) settings."""
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+
+    def close(self) -> None:
+        self.close_backend()
         if "library" in self.__dict__:
             self.library.close()

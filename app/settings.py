@@ -48,6 +48,7 @@ class Settings:
     embedding_multilingual: bool = False  # the bundled model is English-only
     llm: LlmSettings = field(default_factory=LlmSettings)
     answers: AnswerSettings = field(default_factory=AnswerSettings)
+    ui_language: str = ""  # "" follows the system locale; "en" or "zh_CN"
 
 
 class SettingsError(Exception):
@@ -70,6 +71,7 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     settings.embedding_model = embedding.get("model") or None
     settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
     settings.embedding_multilingual = bool(embedding.get("multilingual", False))
+    settings.ui_language = str(raw.get("ui", {}).get("language", ""))
     settings.llm = _section(path, raw, "llm", LlmSettings)
     settings.answers = _section(path, raw, "answers", AnswerSettings)
     if library:
@@ -88,3 +90,33 @@ def _section(path: Path, raw: dict, name: str, record):
             f"{path}: unknown [{name}] settings {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
         )
     return record(**values)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write the settings a user can change back to config.toml, keeping sections DocDesk does not know."""
+    import dataclasses
+
+    import tomli_w
+
+    path = path or config_path()
+    raw: dict = {}
+    if path.exists():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            raw = {}  # a broken file is replaced by a good one
+    raw["library"] = {**raw.get("library", {}), "path": str(settings.library)}
+    embedding = {**raw.get("embedding", {}), "batch_size": settings.embedding_batch_size}
+    embedding["multilingual"] = settings.embedding_multilingual
+    embedding["model"] = settings.embedding_model or ""
+    raw["embedding"] = embedding
+    for name, record in (("llm", settings.llm), ("answers", settings.answers)):
+        defaults = type(record)()
+        values = {k: v for k, v in dataclasses.asdict(record).items() if v is not None and v != getattr(defaults, k)}
+        raw[name] = values
+    raw["ui"] = {**raw.get("ui", {}), "language": settings.ui_language}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(raw), encoding="utf-8")
+    tmp.replace(path)  # never a half-written config
+    return path

@@ -68,6 +68,7 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self.max_tokens = self._max_seq_length() - 2  # [CLS] and [SEP] take two
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()  # the app ingests and answers on two threads; one model
 
     def _max_seq_length(self) -> int:
         config = self.path / "sentence_bert_config.json"
@@ -119,11 +120,13 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self.model
+        with self._encode_lock:
+            vectors = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.ascontiguousarray(vectors, dtype=np.float32)

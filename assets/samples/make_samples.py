@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 from reportlab.lib.pagesizes import A5
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
-from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,7 +45,9 @@ def render(markdown: Path, pdf: Path, chinese: bool, title: str) -> None:
             story.append(Paragraph(escape(block[2:]), style["h1"]))
         elif block:
             text = escape(" ".join(block.split()))
-            text = re.sub(r"`([^`]+)`", r'<font face="Courier">\1</font>', text) if not chinese else text.replace("`", "")
+            text = (
+                re.sub(r"`([^`]+)`", r'<font face="Courier">\1</font>', text) if not chinese else text.replace("`", "")
+            )
             story.append(Paragraph(text, style["p"]))
     SimpleDocTemplate(str(pdf), pagesize=A5, title=title, author="DocDesk").build(story)
 

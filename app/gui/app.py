@@ -1,0 +1,48 @@
+"""`docdesk` with no command: the window. It is shown first; the models load behind it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+I18N = Path(__file__).with_name("i18n")
+
+
+def install_translator(app, language: str):
+    """Simplified Chinese when asked for, or when the system locale is Chinese."""
+    from PySide6.QtCore import QLocale, QTranslator
+
+    name = language or QLocale.system().name()
+    if not name.startswith("zh"):
+        return None
+    translator = QTranslator(app)
+    if translator.load(str(I18N / "docdesk_zh_CN.qm")):
+        app.installTranslator(translator)
+        return translator
+    return None
+
+
+def run(settings, started: float | None = None) -> int:
+    started = started or time.perf_counter()
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("DocDesk")
+    app.setOrganizationName("DocDesk")
+    icon = Path(__file__).resolve().parents[2] / "assets" / "icons" / "docdesk.svg"
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
+    install_translator(app, settings.ui_language)
+
+    from ..services import DocDesk
+    from .main_window import MainWindow
+
+    window = MainWindow(DocDesk(settings))
+    window.show()
+    app.processEvents()
+    if os.environ.get("DOCDESK_REPORT_STARTUP"):  # read by tests/bench/bench_gui.py
+        print(f"window-shown {time.perf_counter() - started:.3f}", flush=True)
+    return app.exec()

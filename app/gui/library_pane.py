@@ -1,0 +1,142 @@
+"""The library pane: documents with title, format, pages, status and date; filter; actions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+DOC_ID = Qt.UserRole + 1
+PATH = Qt.UserRole + 2
+
+
+class LibraryPane(QWidget):
+    add_requested = Signal()
+    summarize_requested = Signal(str)
+    remove_requested = Signal(list)
+    reindex_requested = Signal(list)
+    reveal_requested = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.filter = QLineEdit(placeholderText=self.tr("Filter documents…"), clearButtonEnabled=True)
+        self.add_button = QPushButton(self.tr("Add…"))
+        self.add_button.setToolTip(self.tr("Add files or folders (Ctrl+O), or drop them anywhere on the window"))
+        self.add_button.clicked.connect(self.add_requested)
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.add_button)
+
+        self.model = QStandardItemModel(0, 5, self)
+        self.model.setHorizontalHeaderLabels(
+            [self.tr("Title"), self.tr("Format"), self.tr("Pages"), self.tr("Status"), self.tr("Added")]
+        )
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.Interactive)
+        self.table.setColumnWidth(3, 160)
+        self.table.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._menu)
+        self.table.doubleClicked.connect(lambda _i: self._summarize())
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+        self._progress: dict[str, str] = {}  # path -> live status while a file is being read
+
+    # -- content ----------------------------------------------------------------------
+    def show_documents(self, docs) -> None:
+        selected = set(self.selected_ids())
+        self.model.setRowCount(0)
+        for doc in docs:
+            status = doc.status if doc.status == "indexed" else doc.status
+            if doc.status == "failed":
+                status = self.tr("failed: %1").replace("%1", doc.reason)
+            elif doc.status == "queued":
+                status = self._progress.get(doc.path, self.tr("queued"))
+            elif doc.status == "indexed":
+                status = self.tr("indexed")
+            added = dt.datetime.fromtimestamp(doc.added_at).strftime("%Y-%m-%d %H:%M")
+            cells = [doc.title or Path(doc.path).name, doc.format, str(doc.pages), status, added]
+            items = [QStandardItem(text) for text in cells]
+            for item in items:
+                item.setEditable(False)
+                item.setData(doc.id, DOC_ID)
+                item.setData(doc.path, PATH)
+                item.setToolTip(doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}")
+            items[2].setData(doc.pages, Qt.DisplayRole)
+            self.model.appendRow(items)
+        for row in range(self.proxy.rowCount()):
+            if self.proxy.index(row, 0).data(DOC_ID) in selected:
+                self.table.selectRow(row)
+
+    def show_progress(self, path: str, text: str) -> None:
+        self._progress[path] = text
+        for row in range(self.model.rowCount()):
+            if self.model.item(row, 0).data(PATH) == path:
+                self.model.item(row, 3).setText(text)
+                return
+
+    def clear_progress(self) -> None:
+        self._progress.clear()
+
+    def row_status(self, doc_id: str) -> str:
+        for row in range(self.model.rowCount()):
+            if self.model.item(row, 0).data(DOC_ID) == doc_id:
+                return self.model.item(row, 3).text()
+        return ""
+
+    def selected_ids(self) -> list[str]:
+        rows = {index.row() for index in self.table.selectionModel().selectedRows()} if self.table.model() else set()
+        return [self.proxy.index(row, 0).data(DOC_ID) for row in sorted(rows)]
+
+    def select(self, doc_id: str) -> None:
+        for row in range(self.proxy.rowCount()):
+            if self.proxy.index(row, 0).data(DOC_ID) == doc_id:
+                self.table.selectRow(row)
+
+    # -- actions ------------------------------------------------------------------------
+    def _summarize(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self.summarize_requested.emit(ids[0])
+
+    def _menu(self, position) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        menu = QMenu(self)
+        actions = [
+            (self.tr("Summarize"), self._summarize),
+            (self.tr("Re-index"), lambda: self.reindex_requested.emit(ids)),
+            (self.tr("Show in folder"), lambda: self.reveal_requested.emit(ids[0])),
+            (self.tr("Remove from library"), lambda: self.remove_requested.emit(ids)),
+        ]
+        for text, slot in actions:
+            action = QAction(text, menu)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+        menu.exec(self.table.viewport().mapToGlobal(position))

@@ -1,0 +1,152 @@
+"""Settings (also the first-run help): the model, the library, the interface language, a Test
+button and the doctor's report. Saved to the same config.toml the CLI reads."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+BACKENDS = [("bundled", "Bundled model (SmolLM2-135M, CPU)"), ("gguf", "GGUF file (llama.cpp)"),
+            ("vllm", "vLLM (started by DocDesk)"), ("openai", "OpenAI-compatible server")]  # fmt: skip
+LANGUAGES = [("", "System"), ("en", "English"), ("zh_CN", "简体中文")]
+
+
+class SettingsDialog(QDialog):
+    test_requested = Signal(object)  # a Settings copy to try
+    doctor_requested = Signal()
+
+    def __init__(self, settings, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(self.tr("Settings"))
+        self.settings = copy.deepcopy(settings)
+        llm = self.settings.llm
+        tabs = QTabWidget()
+
+        model = QWidget()
+        form = QFormLayout(model)
+        self.backend = QComboBox()
+        for key, label in BACKENDS:
+            self.backend.addItem(self.tr(label), key)
+        kind = (
+            "openai"
+            if llm.backend == "openai"
+            else "vllm"
+            if llm.backend == "vllm"
+            else "gguf"
+            if llm.model
+            else "bundled"
+        )
+        self.backend.setCurrentIndex([k for k, _ in BACKENDS].index(kind))
+        self.model = QLineEdit(llm.model or "")
+        self.model.setPlaceholderText(self.tr("GGUF file, served model name, or Hugging Face model for vLLM"))
+        browse = QPushButton(self.tr("Browse…"))
+        browse.clicked.connect(self._browse_model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(browse)
+        self.url = QLineEdit(llm.url)
+        self.gpu_layers = QSpinBox(minimum=-1, maximum=999, value=llm.gpu_layers)
+        self.gpu_layers.setSpecialValueText(self.tr("all"))
+        self.context = QSpinBox(minimum=0, maximum=1_048_576, singleStep=1024, value=llm.context or 0)
+        self.context.setSpecialValueText(self.tr("model default"))
+        self.kv_cache = QComboBox()
+        self.kv_cache.addItems(["f16", "q8_0"])
+        self.kv_cache.setCurrentText(llm.kv_cache)
+        form.addRow(self.tr("Backend"), self.backend)
+        form.addRow(self.tr("Model"), model_row)
+        form.addRow(self.tr("Server URL"), self.url)
+        form.addRow(self.tr("GPU layers"), self.gpu_layers)
+        form.addRow(self.tr("Context length"), self.context)
+        form.addRow(self.tr("KV cache"), self.kv_cache)
+        self.test = QPushButton(self.tr("Test"))
+        self.test.clicked.connect(lambda: self.test_requested.emit(self.collect()))
+        self.test_result = QLabel()
+        self.test_result.setWordWrap(True)
+        form.addRow(self.test, self.test_result)
+        tabs.addTab(model, self.tr("Model"))
+
+        library = QWidget()
+        lform = QFormLayout(library)
+        self.library_path = QLineEdit(str(self.settings.library))
+        self.embedding = QLineEdit(self.settings.embedding_model or "")
+        self.embedding.setPlaceholderText(self.tr("bundled all-MiniLM-L6-v2"))
+        self.language = QComboBox()
+        for key, label in LANGUAGES:
+            self.language.addItem(label, key)
+        self.language.setCurrentIndex([k for k, _ in LANGUAGES].index(self.settings.ui_language or ""))
+        lform.addRow(self.tr("Library folder"), self.library_path)
+        lform.addRow(self.tr("Embedding model"), self.embedding)
+        lform.addRow(self.tr("Interface language"), self.language)
+        lform.addRow(QLabel(self.tr("A new library folder, model or language takes effect after a restart.")))
+        tabs.addTab(library, self.tr("Library"))
+
+        doctor = QWidget()
+        dlayout = QVBoxLayout(doctor)
+        self.doctor = QPlainTextEdit(readOnly=True)
+        run_doctor = QPushButton(self.tr("Check this machine"))
+        run_doctor.clicked.connect(self.doctor_requested)
+        dlayout.addWidget(self.doctor, 1)
+        dlayout.addWidget(run_doctor)
+        tabs.addTab(doctor, self.tr("Doctor"))
+
+        help_text = QLabel(
+            self.tr(
+                "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
+                "Answers cite the page they come from. Everything stays on this computer."
+            )
+        )
+        help_text.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(help_text)
+        layout.addWidget(tabs, 1)
+        layout.addWidget(buttons)
+        self.tabs = tabs
+
+    def _browse_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
+        if path:
+            self.model.setText(path)
+            self.backend.setCurrentIndex(1)
+
+    def collect(self):
+        """The settings as the dialog shows them."""
+        settings = copy.deepcopy(self.settings)
+        llm = settings.llm
+        kind = self.backend.currentData()
+        llm.backend = {"bundled": "llama_cpp", "gguf": "llama_cpp"}.get(kind, kind)
+        llm.model = None if kind == "bundled" else (self.model.text().strip() or None)
+        llm.url = self.url.text().strip() or llm.url
+        llm.gpu_layers = self.gpu_layers.value()
+        llm.context = self.context.value() or None
+        llm.kv_cache = self.kv_cache.currentText()
+        settings.library = Path(self.library_path.text().strip() or str(settings.library)).expanduser()
+        settings.embedding_model = self.embedding.text().strip() or None
+        settings.ui_language = self.language.currentData()
+        return settings
+
+    def show_test(self, text: str) -> None:
+        self.test_result.setText(text)
+
+    def show_doctor(self, text: str) -> None:
+        self.doctor.setPlainText(text)

@@ -1,0 +1,121 @@
+"""The real window, offscreen, on the bundled models: drop files, ask, open a citation,
+summarize with cancel, change a setting. Waits on signals and conditions, never on sleeps."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import (  # noqa: E402
+    QMimeData,  # noqa: E402
+    QPoint,
+    QPointF,
+    Qt,
+    QUrl,
+)
+from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app.gui.main_window import MainWindow  # noqa: E402
+from app.services import DocDesk  # noqa: E402
+from app.settings import Settings, config_path, load_settings  # noqa: E402
+from engine.answer import AnswerSettings  # noqa: E402
+from tests.conftest import CORPUS, SAMPLES  # noqa: E402
+
+pytestmark = pytest.mark.models
+
+MULTICOLUMN = CORPUS / "pdf-samples" / "026-latex-multicolumn" / "multicolumn.pdf"
+BROKEN = CORPUS / "broken" / "html-named.pdf"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = Settings(library=tmp_path / "library")
+    settings.answers = AnswerSettings(temperature=0.0)
+    window = MainWindow(DocDesk(settings))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.engine_state in ("ready", "error"), timeout=180_000)
+    assert window.engine_state == "ready", window.engine_error
+    yield window
+    window.close()
+
+
+def drop(window, *paths) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    enter = QDragEnterEvent(QPoint(40, 40), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window, QDropEvent(QPointF(40, 40), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+
+
+def statuses(window) -> dict[str, str]:
+    model = window.library_pane.model
+    return {model.item(r, 0).text(): model.item(r, 3).text() for r in range(model.rowCount())}
+
+
+def test_drop_ask_cite_summarize_and_settings(window, qtbot):
+    seen_progress: list[str] = []
+    show_progress = window.library_pane.show_progress
+    window.library_pane.show_progress = lambda path, text: (seen_progress.append(text), show_progress(path, text))
+
+    drop(window, MULTICOLUMN, SAMPLES / "docdesk-guide.pdf", BROKEN)
+    qtbot.waitUntil(lambda: sum(s == "indexed" for s in statuses(window).values()) == 2, timeout=180_000)
+    qtbot.waitUntil(lambda: any(s.startswith("failed:") for s in statuses(window).values()), timeout=30_000)
+    assert any(text.startswith(("reading", "embedding")) for text in seen_progress)
+    assert "HTML" in next(s for s in statuses(window).values() if s.startswith("failed:"))
+    assert "2 documents" in window.library_label.text()
+
+    # Ask: the answer streams in, then cites the page that holds it.
+    pane = window.chat_pane
+    streamed: list[str] = []
+    append = pane.append_text
+    pane.append_text = lambda text: (streamed.append(text), append(text))
+    pane.question.setPlainText("What is the official language of Austria?")
+    with qtbot.waitSignal(window.answer_finished, timeout=180_000) as finished:
+        qtbot.keyClick(pane.question, Qt.Key_Return, Qt.ControlModifier)
+        qtbot.waitUntil(lambda: not pane.send.isEnabled(), timeout=5_000)
+    answer = finished.args[0]
+    assert answer is not None and answer.text.strip()  # what the tiny model says is measured in tests/eval
+    assert streamed and "".join(streamed).strip()
+    index = len(pane.messages) - 1
+    # The links under the answer: the sources it cites, or all it was given when it cites none.
+    cited = [s for s in pane.messages[index]["sources"] if s["cited"]] or pane.messages[index]["sources"]
+    assert cited and f'href="cite:{index}/{cited[0]["n"]}"' in pane.transcript.toHtml()
+    assert window.chat_pane.chats.count() == 1  # the chat is stored and listed
+
+    # Open the citation: the PDF at the cited page, the passage found on it.
+    source = next(s for s in cited if s["title"] == "multicolumn")
+    pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{source['n']}"))
+    viewer = window.viewer
+    assert viewer.isVisible()
+    qtbot.waitUntil(lambda: viewer.current_page() == source["page"] == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: viewer.matches() > 0 and viewer._result_chosen, timeout=10_000)
+
+    # Summarize with progress, cancel, then again to the end.
+    guide = next(d for d in window.desk.documents() if d.title == "DocDesk User Guide")
+    panel = window.summary_panel
+    with qtbot.waitSignal(window.summary_finished, timeout=180_000):
+        window.summarize(guide.id)
+        qtbot.waitUntil(lambda: "blocks" in panel.status.text(), timeout=30_000)
+        qtbot.mouseClick(panel.cancel, Qt.LeftButton)
+    assert panel.state == "cancelled"
+    with qtbot.waitSignal(window.summary_finished, timeout=300_000):
+        window.summarize(guide.id)
+    assert panel.state == "done" and "## Overview" in panel.markdown and panel.save.isEnabled()
+
+    # A setting changed in the dialog is saved to config.toml.
+    dialog = window.open_settings()
+    dialog.gpu_layers.setValue(12)
+    dialog.language.setCurrentIndex(2)
+    dialog.accept()
+    saved = load_settings(config_path())
+    assert saved.llm.gpu_layers == 12 and saved.ui_language == "zh_CN"
+    qtbot.waitUntil(lambda: window.engine_state in ("ready", "error"), timeout=120_000)
+    assert window.engine_state == "ready"
