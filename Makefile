@@ -34,6 +34,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python tests/bench/bench_backends.py
 	$(BIN)/python tests/bench/bench_answer.py
 	$(BIN)/python tests/bench/bench_summarize.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/bench/bench_gui.py
 
 eval: $(VENV)/.installed
 	$(BIN)/python tests/eval/eval_retrieval.py

@@ -31,7 +31,9 @@ def _md_text(text: str) -> str:
 
 
 def answer_markdown(text: str, message: int) -> str:
-    """An answer with each [n] turned into a link the window opens at the cited page."""
+    """An answer with each [n] turned into a link the window opens at the cited page. Raw HTML a
+    model writes ("</pre>") is shown as text, or it would swallow the rest of the transcript."""
+    text = text.replace("<", "\\<")
     return _CITATION.sub(lambda m: f"[\\[{m.group(1)}\\]](cite:{message}/{m.group(1)})", text)
 
 
@@ -94,6 +96,7 @@ class ChatPane(QWidget):
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([200, 700])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
@@ -148,9 +151,10 @@ class ChatPane(QWidget):
 
     def render(self) -> None:
         parts = []
+        you, sources_label = self.tr("You"), self.tr("Sources")
         for i, m in enumerate(self.messages):
             if m["role"] == "user":
-                parts.append(f"**{self.tr('You')}:** {_md_text(m['text'])}")
+                parts.append(f"**{you}:** {_md_text(m['text'])}")
                 continue
             text = m["text"] or ("…" if m.get("pending") else "")
             parts.append(f"**DocDesk:** {answer_markdown(text, i)}")
@@ -160,7 +164,7 @@ class ChatPane(QWidget):
                     f"[\\[{s['n']}\\] {_md_text(s['title'] or s['path'])}, p. {s['page']}](cite:{i}/{s['n']})"
                     for s in cited
                 )
-                parts.append(f"*{self.tr('Sources')}:* {strip}")
+                parts.append(f"*{sources_label}:* {strip}")
         bar = self.transcript.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.transcript.setMarkdown("\n\n".join(parts))

@@ -24,9 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-BACKENDS = [("bundled", "Bundled model (SmolLM2-135M, CPU)"), ("gguf", "GGUF file (llama.cpp)"),
-            ("vllm", "vLLM (started by DocDesk)"), ("openai", "OpenAI-compatible server")]  # fmt: skip
-LANGUAGES = [("", "System"), ("en", "English"), ("zh_CN", "简体中文")]
+BACKENDS = ["bundled", "gguf", "vllm", "openai"]
+LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 
 
 class SettingsDialog(QDialog):
@@ -43,8 +42,14 @@ class SettingsDialog(QDialog):
         model = QWidget()
         form = QFormLayout(model)
         self.backend = QComboBox()
-        for key, label in BACKENDS:
-            self.backend.addItem(self.tr(label), key)
+        labels = [
+            self.tr("Bundled model (SmolLM2-135M, CPU)"),
+            self.tr("GGUF file (llama.cpp)"),
+            self.tr("vLLM (started by DocDesk)"),
+            self.tr("OpenAI-compatible server"),
+        ]
+        for key, label in zip(BACKENDS, labels, strict=True):
+            self.backend.addItem(label, key)
         kind = (
             "openai"
             if llm.backend == "openai"
@@ -54,7 +59,7 @@ class SettingsDialog(QDialog):
             if llm.model
             else "bundled"
         )
-        self.backend.setCurrentIndex([k for k, _ in BACKENDS].index(kind))
+        self.backend.setCurrentIndex(BACKENDS.index(kind))
         self.model = QLineEdit(llm.model or "")
         self.model.setPlaceholderText(self.tr("GGUF file, served model name, or Hugging Face model for vLLM"))
         browse = QPushButton(self.tr("Browse…"))

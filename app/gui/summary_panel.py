@@ -85,7 +85,7 @@ class SummaryPanel(QDialog):
     def show_summary(self, summary) -> None:
         self.state = "done"
         self.markdown = summary.text
-        self.browser.setMarkdown(linked_pages(summary.text))
+        self.browser.setMarkdown(linked_pages(summary.text.replace("<", "\\<")))  # model HTML shown as text
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         cache = self.tr("from the cache") if summary.from_cache == summary.steps else ""

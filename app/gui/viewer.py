@@ -13,12 +13,21 @@ from PySide6.QtCore import QModelIndex, QPointF, QUrl
 from PySide6.QtGui import QDesktopServices, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout
 
+_CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af]")
+
 
 def search_phrase(passage: str, page_text: str = "", words: int = 5) -> str:
     """A few consecutive words of the passage that are on the cited page (a passage may start
     on the page before), to find and highlight in the PDF's own text layer."""
-    tokens = re.findall(r"\S+", passage)
     page = " ".join(page_text.split())
+    if _CJK.search(passage):
+        # No spaces between words, and the PDF's lines break anywhere: a short run of characters.
+        run = "".join(passage.split())
+        for start in range(0, max(1, len(run) - 6)):
+            chunk = run[start : start + 6]
+            if _CJK.match(chunk) and (not page or chunk in "".join(page.split())):
+                return chunk
+    tokens = re.findall(r"\S+", passage)
     for start in range(0, max(1, len(tokens) - words + 1)):
         chunk = " ".join(tokens[start : start + words])
         if not page or chunk in page:
@@ -53,7 +62,8 @@ class CitationViewer(QDialog):
         self, path: str, title: str, page: int, passage: str, pages_text: list[str], fmt: str, page_text: str = ""
     ) -> None:
         self.path, self.page = path, page
-        self.title.setText(f"<b>{title}</b> — {self.tr('page')} {page}")
+        page_label = self.tr("page %1").replace("%1", str(page))
+        self.title.setText(f"<b>{title}</b> — {page_label}")
         if fmt == "pdf" and Path(path).is_file():
             self._show_pdf(path, page, search_phrase(passage, page_text))
         else:

@@ -119,3 +119,45 @@ def test_drop_ask_cite_summarize_and_settings(window, qtbot):
     assert saved.llm.gpu_layers == 12 and saved.ui_language == "zh_CN"
     qtbot.waitUntil(lambda: window.engine_state in ("ready", "error"), timeout=120_000)
     assert window.engine_state == "ready"
+
+
+def test_a_model_that_fails_to_load_is_reported_and_the_app_stays_up(qtbot, tmp_path):
+    settings = Settings(library=tmp_path / "library")
+    settings.llm.model = str(tmp_path / "missing.gguf")
+    window = MainWindow(DocDesk(settings))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.engine_state == "error", timeout=120_000)
+    assert "missing.gguf" in window.engine_label.text() and "Settings" in window.engine_label.text()
+    window.desk.add([SAMPLES / "docdesk-guide.pdf"])
+    window.refresh_library()
+    window.chat_pane.question.setPlainText("Which Python version does DocDesk need?")
+    with qtbot.waitSignal(window.answer_finished, timeout=120_000) as finished:
+        window.chat_pane._send()
+    assert finished.args[0] is None
+    assert "Could not answer" in window.chat_pane.messages[-1]["text"]
+    assert window.chat_pane.send.isEnabled()  # ready for the next question
+    window.close()
+
+
+def test_closing_during_an_ingest_stops_cleanly_and_keeps_the_library_consistent(qtbot, tmp_path):
+    import sqlite3
+
+    window = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
+    qtbot.addWidget(window)
+    window.show()
+    book = CORPUS / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
+    seen: list[str] = []
+    show_progress = window.library_pane.show_progress
+    window.library_pane.show_progress = lambda path, text: (seen.append(path), show_progress(path, text))
+    drop(window, SAMPLES / "docdesk-guide.md", book)
+    qtbot.waitUntil(lambda: str(book) in seen, timeout=120_000)  # the book is being read or embedded
+    window.close()
+    assert not window.workers.busy()
+    with sqlite3.connect(tmp_path / "library" / "library.sqlite") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = conn.execute(
+            "SELECT d.status, count(p.id) FROM documents d LEFT JOIN passages p ON p.doc_id = d.id GROUP BY d.id"
+        ).fetchall()
+    # Every document is whole or waiting: indexed with its passages, or queued with none.
+    assert rows and all((status == "indexed") == (passages > 0) for status, passages in rows), rows

@@ -1,0 +1,532 @@
+<?xml version='1.0' encoding='utf-8'?>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>ChatPane</name>
+    <message>
+        <location filename="../chat_pane.py" line="51" />
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="53" />
+        <source>Rename</source>
+        <translation>重命名</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="55" />
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="69" />
+        <source>Ask your documents… (Ctrl+Enter to send)</source>
+        <translation>向文档提问…（Ctrl+Enter 发送）</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="71" />
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="73" />
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="76" />
+        <source>Only the selected documents</source>
+        <translation>仅限选中的文档</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="77" />
+        <source>Show retrieved passages</source>
+        <translation>查看检索到的段落</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="135" />
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="135" />
+        <source>Title:</source>
+        <translation>标题：</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="151" />
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="151" />
+        <source>Sources</source>
+        <translation>出处</translation>
+    </message>
+</context>
+<context>
+    <name>CitationViewer</name>
+    <message>
+        <location filename="../viewer.py" line="32" />
+        <source>Source</source>
+        <translation>出处</translation>
+    </message>
+    <message>
+        <location filename="../viewer.py" line="39" />
+        <source>Open in system viewer</source>
+        <translation>用系统程序打开</translation>
+    </message>
+    <message>
+        <location filename="../viewer.py" line="56" />
+        <source>page %1</source>
+        <translation>第 %1 页</translation>
+    </message>
+</context>
+<context>
+    <name>LibraryPane</name>
+    <message>
+        <location filename="../library_pane.py" line="35" />
+        <source>Filter documents…</source>
+        <translation>筛选文档…</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="36" />
+        <source>Add…</source>
+        <translation>添加…</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="37" />
+        <source>Add files or folders (Ctrl+O), or drop them anywhere on the window</source>
+        <translation>添加文件或文件夹（Ctrl+O），也可以直接拖入窗口</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="45" />
+        <source>Title</source>
+        <translation>标题</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="45" />
+        <source>Format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="45" />
+        <source>Pages</source>
+        <translation>页数</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="45" />
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="45" />
+        <source>Added</source>
+        <translation>添加时间</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="77" />
+        <source>failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="79" />
+        <source>queued</source>
+        <translation>排队中</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="81" />
+        <source>indexed</source>
+        <translation>已索引</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="133" />
+        <source>Summarize</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="134" />
+        <source>Re-index</source>
+        <translation>重新索引</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="135" />
+        <source>Show in folder</source>
+        <translation>在文件夹中显示</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="136" />
+        <source>Remove from library</source>
+        <translation>从文档库移除</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <location filename="../main_window.py" line="86" />
+        <source>Main</source>
+        <translation>主工具栏</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="89" />
+        <source>Add…</source>
+        <translation>添加…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="90" />
+        <source>Summarize</source>
+        <translation>摘要</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="91" />
+        <source>Settings…</source>
+        <translation>设置…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="132" />
+        <source>Engine: loading the models…</source>
+        <translation>引擎：正在加载模型…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="133" />
+        <source>Engine: ready</source>
+        <translation>引擎：就绪</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="134" />
+        <source>Engine: working…</source>
+        <translation>引擎：处理中…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="135" />
+        <source>Engine error: %1</source>
+        <translation>引擎错误：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="152" />
+        <source> — open Settings to choose another model</source>
+        <translation> — 请在“设置”中选择其他模型</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="162" />
+        <source>%1 documents · %2 passages</source>
+        <translation>%1 个文档 · %2 个段落</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="169" />
+        <source>Add documents</source>
+        <translation>添加文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="171" />
+        <source>Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)</source>
+        <translation>文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="189" />
+        <source>reading</source>
+        <translation>读取中</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="190" />
+        <source>embedding</source>
+        <translation>嵌入中</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="191" />
+        <source>writing</source>
+        <translation>写入中</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="192" />
+        <source>checking</source>
+        <translation>检查中</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="208" />
+        <source>Adding %1 item(s)…</source>
+        <translation>正在添加 %1 项…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="219" />
+        <source>Could not read: %1 (see the Status column)</source>
+        <translation>无法读取：%1（见“状态”列）</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="222" />
+        <source>%1 added</source>
+        <translation>已添加 %1 个</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="227" />
+        <source>Adding documents failed: %1</source>
+        <translation>添加文档失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="309" />
+        <source>(stopped)</source>
+        <translation>（已停止）</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="318" />
+        <source>Could not answer: %1</source>
+        <translation>无法回答：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="341" />
+        <source>Retrieved passages</source>
+        <translation>检索到的段落</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="344" />
+        <source>What the model was given for this answer:</source>
+        <translation>生成这个回答时提供给模型的内容：</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="371" />
+        <source>That document is no longer in the library.</source>
+        <translation>该文档已不在文档库中。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="384" />
+        <source>Select a document to summarize</source>
+        <translation>请先选择要摘要的文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="392" />
+        <source>Only indexed documents can be summarized</source>
+        <translation>只能为已索引的文档生成摘要</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="413" />
+        <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
+        <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="421" />
+        <source>Summary failed: %1</source>
+        <translation>摘要失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="446" />
+        <source>Settings saved to %1</source>
+        <translation>设置已保存到 %1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="461" />
+        <source>Testing…</source>
+        <translation>测试中…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="478" />
+        <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
+        <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="486" />
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="503" />
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+</context>
+<context>
+    <name>SettingsDialog</name>
+    <message>
+        <location filename="../settings_dialog.py" line="37" />
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="46" />
+        <source>Bundled model (SmolLM2-135M, CPU)</source>
+        <translation>自带模型（SmolLM2-135M，CPU）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="47" />
+        <source>GGUF file (llama.cpp)</source>
+        <translation>GGUF 文件（llama.cpp）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="48" />
+        <source>vLLM (started by DocDesk)</source>
+        <translation>vLLM（由 DocDesk 启动）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="49" />
+        <source>OpenAI-compatible server</source>
+        <translation>OpenAI 兼容服务器</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="64" />
+        <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
+        <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="65" />
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="72" />
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="74" />
+        <source>model default</source>
+        <translation>模型默认</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="78" />
+        <source>Backend</source>
+        <translation>推理后端</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="79" />
+        <location filename="../settings_dialog.py" line="89" />
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="80" />
+        <source>Server URL</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="81" />
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="82" />
+        <source>Context length</source>
+        <translation>上下文长度</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="83" />
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="84" />
+        <source>Test</source>
+        <translation>测试</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="95" />
+        <source>bundled all-MiniLM-L6-v2</source>
+        <translation>自带 all-MiniLM-L6-v2</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="100" />
+        <source>Library folder</source>
+        <translation>文档库文件夹</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="101" />
+        <source>Embedding model</source>
+        <translation>嵌入模型</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="102" />
+        <source>Interface language</source>
+        <translation>界面语言</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="103" />
+        <source>A new library folder, model or language takes effect after a restart.</source>
+        <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="104" />
+        <source>Library</source>
+        <translation>文档库</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="109" />
+        <source>Check this machine</source>
+        <translation>检查本机</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="113" />
+        <source>Doctor</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="117" />
+        <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
+        <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="132" />
+        <source>Choose a GGUF model</source>
+        <translation>选择 GGUF 模型</translation>
+    </message>
+</context>
+<context>
+    <name>SummaryPanel</name>
+    <message>
+        <location filename="../summary_panel.py" line="38" />
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="43" />
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="45" />
+        <source>Save as Markdown…</source>
+        <translation>另存为 Markdown…</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="65" />
+        <source>Summary: %1</source>
+        <translation>摘要：%1</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="66" />
+        <source>Summarizing…</source>
+        <translation>正在生成摘要…</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="78" />
+        <source>blocks</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="78" />
+        <source>combining</source>
+        <translation>汇总</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="81" />
+        <source>about %1 s left</source>
+        <translation>约剩 %1 秒</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="82" />
+        <source>%1 from cache</source>
+        <translation>%1 个来自缓存</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="91" />
+        <source>from the cache</source>
+        <translation>来自缓存</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="93" />
+        <source>Done in %1 s</source>
+        <translation>用时 %1 秒完成</translation>
+    </message>
+    <message>
+        <location filename="../summary_panel.py" line="105" />
+        <source>Save summary</source>
+        <translation>保存摘要</translation>
+    </message>
+</context>
+</TS>

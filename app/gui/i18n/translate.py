@@ -1,0 +1,147 @@
+"""Fill docdesk_zh_CN.ts from the table below and compile it to .qm.
+
+    python app/gui/i18n/translate.py
+
+Run after changing a user-visible string: it re-extracts the strings (pyside6-lupdate), fills
+in the Chinese, and compiles with pyside6-lrelease. Strings without an entry stay English.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GUI = HERE.parent
+TS = HERE / "docdesk_zh_CN.ts"
+BIN = Path(sys.executable).parent
+
+ZH = {
+    " — open Settings to choose another model": " — 请在“设置”中选择其他模型",
+    "%1 added": "已添加 %1 个",
+    "%1 documents · %2 passages": "%1 个文档 · %2 个段落",
+    "%1 from cache": "%1 个来自缓存",
+    "%1 tokens/s · first token %2 ms · %3: “%4”": "%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”",
+    "(stopped)": "（已停止）",
+    "A new library folder, model or language takes effect after a restart.": "新的文档库文件夹、嵌入模型或界面语言在重启后生效。",
+    "Add documents": "添加文档",
+    "Add files or folders (Ctrl+O), or drop them anywhere on the window": "添加文件或文件夹（Ctrl+O），也可以直接拖入窗口",
+    "Added": "添加时间",
+    "Adding %1 item(s)…": "正在添加 %1 项…",
+    "Adding documents failed: %1": "添加文档失败：%1",
+    "Add…": "添加…",
+    "Ask your documents… (Ctrl+Enter to send)": "向文档提问…（Ctrl+Enter 发送）",
+    "Backend": "推理后端",
+    "Browse…": "浏览…",
+    "Bundled model (SmolLM2-135M, CPU)": "自带模型（SmolLM2-135M，CPU）",
+    "Cancel": "取消",
+    "Check this machine": "检查本机",
+    "Choose a GGUF model": "选择 GGUF 模型",
+    "Context length": "上下文长度",
+    "Copy": "复制",
+    "Could not answer: %1": "无法回答：%1",
+    "Could not read: %1 (see the Status column)": "无法读取：%1（见“状态”列）",
+    "Delete": "删除",
+    "Doctor": "诊断",
+    "Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)": "文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)",
+    "Done in %1 s": "用时 %1 秒完成",
+    "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
+    "Answers cite the page they come from. Everything stays on this computer.": "把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。",
+    "Embedding model": "嵌入模型",
+    "Engine error: %1": "引擎错误：%1",
+    "Engine: loading the models…": "引擎：正在加载模型…",
+    "Engine: ready": "引擎：就绪",
+    "Engine: working…": "引擎：处理中…",
+    "Failed: %1": "失败：%1",
+    "Filter documents…": "筛选文档…",
+    "Format": "格式",
+    "GGUF file (llama.cpp)": "GGUF 文件（llama.cpp）",
+    "GGUF file, served model name, or Hugging Face model for vLLM": "GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型",
+    "GPU layers": "GPU 层数",
+    "Interface language": "界面语言",
+    "KV cache": "KV 缓存",
+    "Library": "文档库",
+    "Library folder": "文档库文件夹",
+    "Main": "主工具栏",
+    "Model": "模型",
+    "New chat": "新对话",
+    "OpenAI-compatible server": "OpenAI 兼容服务器",
+    "Only indexed documents can be summarized": "只能为已索引的文档生成摘要",
+    "Only the selected documents": "仅限选中的文档",
+    "Open in system viewer": "用系统程序打开",
+    "Pages": "页数",
+    "Re-index": "重新索引",
+    "Remove from library": "从文档库移除",
+    "Rename": "重命名",
+    "Rename chat": "重命名对话",
+    "Retrieved passages": "检索到的段落",
+    "Save as Markdown…": "另存为 Markdown…",
+    "Save summary": "保存摘要",
+    "Select a document to summarize": "请先选择要摘要的文档",
+    "Send": "发送",
+    "Server URL": "服务器地址",
+    "Settings": "设置",
+    "Settings saved to %1": "设置已保存到 %1",
+    "Settings…": "设置…",
+    "Show in folder": "在文件夹中显示",
+    "Show retrieved passages": "查看检索到的段落",
+    "Source": "出处",
+    "Sources": "出处",
+    "Status": "状态",
+    "Stop": "停止",
+    "Stopped. Finished blocks are kept: summarize again to resume.": "已停止。已完成的块会保留：再次摘要即可继续。",
+    "Stopping…": "正在停止…",
+    "Summarize": "摘要",
+    "Summarizing…": "正在生成摘要…",
+    "Summary failed: %1": "摘要失败：%1",
+    "Summary: %1": "摘要：%1",
+    "Test": "测试",
+    "Testing…": "测试中…",
+    "That document is no longer in the library.": "该文档已不在文档库中。",
+    "Title": "标题",
+    "Title:": "标题：",
+    "What the model was given for this answer:": "生成这个回答时提供给模型的内容：",
+    "You": "你",
+    "about %1 s left": "约剩 %1 秒",
+    "all": "全部",
+    "blocks": "块",
+    "bundled all-MiniLM-L6-v2": "自带 all-MiniLM-L6-v2",
+    "checking": "检查中",
+    "combining": "汇总",
+    "embedding": "嵌入中",
+    "failed: %1": "失败：%1",
+    "from the cache": "来自缓存",
+    "indexed": "已索引",
+    "model default": "模型默认",
+    "page %1": "第 %1 页",
+    "queued": "排队中",
+    "reading": "读取中",
+    "vLLM (started by DocDesk)": "vLLM（由 DocDesk 启动）",
+    "writing": "写入中",
+}
+
+
+def main() -> int:
+    sources = sorted(str(p) for p in GUI.glob("*.py"))
+    subprocess.run([str(BIN / "pyside6-lupdate"), *sources, "-no-obsolete", "-ts", str(TS)], check=True)
+    tree = ET.parse(TS)
+    missing = []
+    for message in tree.iter("message"):
+        source = message.findtext("source")
+        translation = message.find("translation")
+        if source in ZH:
+            translation.text = ZH[source]
+            translation.attrib.pop("type", None)
+        else:
+            missing.append(source)
+    tree.write(TS, encoding="utf-8", xml_declaration=True)
+    subprocess.run([str(BIN / "pyside6-lrelease"), str(TS), "-qm", str(TS.with_suffix(".qm"))], check=True)
+    for source in missing:
+        print(f"untranslated: {source}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
