@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint bench eval clean samples
+.PHONY: run test lint bench eval clean samples screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +46,9 @@ samples: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+
+screenshots: $(VENV)/.installed
+	apt-get install -y -qq xvfb fonts-noto-cjk libxcb-icccm4 libxcb-cursor0 libxcb-keysyms1 libxcb-image0 \
+		libxcb-render-util0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libegl1
+	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py en
+	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py zh

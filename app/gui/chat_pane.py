@@ -165,6 +165,13 @@ class ChatPane(QWidget):
                     for s in cited
                 )
                 parts.append(f"*{sources_label}:* {strip}")
+        if not parts:  # first run, or a new chat: say what to do
+            parts.append(
+                self.tr(
+                    "Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. "
+                    "Answers cite the document and page they come from; click a citation to see it."
+                )
+            )
         bar = self.transcript.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
         self.transcript.setMarkdown("\n\n".join(parts))

@@ -9,32 +9,48 @@ buffered and drained by a ~30 Hz timer, so a fast model cannot flood the event l
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 log = logging.getLogger(__name__)
 
 
 class _Bridge(QObject):
-    """Carries a callback and its argument from any thread to the GUI thread."""
+    """Carries a callback and its argument from any thread to the GUI thread.
 
-    post = Signal(object, object)
+    The pair goes through a plain queue; the signal that wakes the GUI thread carries nothing.
+    Passing Python objects (None above all) through cross-thread signal arguments is where
+    PySide6 has lost references: the benchmark's busy loop died with "deallocating None".
+    """
+
+    wake = Signal()
 
     def __init__(self) -> None:
         super().__init__()
-        self.post.connect(self._run)
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.wake.connect(self._drain, Qt.QueuedConnection)
 
-    @Slot(object, object)
-    def _run(self, callback, value) -> None:
-        try:
-            callback(value)
-        except Exception:  # a bug in a handler must not take the window down
-            log.exception("GUI callback failed")
+    def post(self, callback, value) -> None:  # any thread
+        self._queue.put((callback, value))
+        self.wake.emit()
+
+    @Slot()
+    def _drain(self) -> None:
+        while True:
+            try:
+                callback, value = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                callback(value)
+            except Exception:  # a bug in a handler must not take the window down
+                log.exception("GUI callback failed")
 
 
 class Job:
@@ -86,7 +102,7 @@ class Workers:
 
     def to_gui(self, callback: Callable, value=None) -> None:
         """Run callback(value) on the GUI thread (callable from any thread)."""
-        self._bridge.post.emit(callback, value)
+        self._bridge.post(callback, value)
 
     def throttled(self, callback: Callable, every_s: float = 0.05, final=lambda _v: False) -> Callable:
         """A progress callback for workers that reaches the GUI at most every `every_s` (finals always)."""

@@ -65,6 +65,7 @@ def stalls() -> dict:
         deadline = time.monotonic() + 300
         while window.engine_state != "ready" and time.monotonic() < deadline:
             app.processEvents()
+            time.sleep(0.005)
         gaps: list[float] = []
         clock = QElapsedTimer()
         clock.start()

@@ -3,80 +3,85 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="51" />
+        <location filename="../chat_pane.py" line="53" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="53" />
+        <location filename="../chat_pane.py" line="55" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="55" />
+        <location filename="../chat_pane.py" line="57" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="69" />
+        <location filename="../chat_pane.py" line="71" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="71" />
+        <location filename="../chat_pane.py" line="73" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="73" />
+        <location filename="../chat_pane.py" line="75" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="76" />
+        <location filename="../chat_pane.py" line="78" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="77" />
+        <location filename="../chat_pane.py" line="79" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="135" />
+        <location filename="../chat_pane.py" line="138" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="135" />
+        <location filename="../chat_pane.py" line="138" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="151" />
+        <location filename="../chat_pane.py" line="154" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="151" />
+        <location filename="../chat_pane.py" line="154" />
         <source>Sources</source>
         <translation>出处</translation>
+    </message>
+    <message>
+        <location filename="../chat_pane.py" line="171" />
+        <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
+        <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
 </context>
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="32" />
+        <location filename="../viewer.py" line="41" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="39" />
+        <location filename="../viewer.py" line="48" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="56" />
+        <location filename="../viewer.py" line="65" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
     </message>
@@ -124,37 +129,37 @@
         <translation>添加时间</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="77" />
+        <location filename="../library_pane.py" line="81" />
         <source>failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="79" />
+        <location filename="../library_pane.py" line="83" />
         <source>queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="81" />
+        <location filename="../library_pane.py" line="85" />
         <source>indexed</source>
         <translation>已索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="133" />
+        <location filename="../library_pane.py" line="137" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="134" />
+        <location filename="../library_pane.py" line="138" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="135" />
+        <location filename="../library_pane.py" line="139" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="136" />
+        <location filename="../library_pane.py" line="140" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>

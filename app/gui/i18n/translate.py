@@ -49,6 +49,8 @@ ZH = {
     "Done in %1 s": "用时 %1 秒完成",
     "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
     "Answers cite the page they come from. Everything stays on this computer.": "把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。",
+    "Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. "
+    "Answers cite the document and page they come from; click a citation to see it.": "把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。",
     "Embedding model": "嵌入模型",
     "Engine error: %1": "引擎错误：%1",
     "Engine: loading the models…": "引擎：正在加载模型…",
