@@ -30,6 +30,7 @@ from .viewer import CitationViewer
 
 log = logging.getLogger(__name__)
 SYNC_DELAY_MS = 1500  # a folder that changes settles before it is re-synced
+MAX_WATCHED = 4000  # inotify's per-user watch limit is 8,192 by default
 
 
 class MainWindow(QMainWindow):
@@ -68,12 +69,15 @@ class MainWindow(QMainWindow):
         self.summary_job = None
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(lambda _p: self._sync_timer.start())
+        self.watcher.fileChanged.connect(lambda _p: self._sync_timer.start())
         self._sync_timer = QTimer(self, singleShot=True, interval=SYNC_DELAY_MS)
         self._sync_timer.timeout.connect(self.sync_folders)
         self._buffer: TextBuffer | None = None
 
         self._window_settings = QSettings(str(config_path().with_name("window.ini")), QSettings.IniFormat)
-        self._restore_geometry()
+        self._restored = False
+        if self._window_settings.value("geometry"):
+            self.restoreGeometry(self._window_settings.value("geometry"))
         self.refresh_library()
         self.refresh_chats()
         self._watch_folders()
@@ -109,20 +113,26 @@ class MainWindow(QMainWindow):
         self.summary_panel.cancel_requested.connect(self.cancel_summary)
         self.summary_panel.page_clicked.connect(self.open_page)
 
-    def _restore_geometry(self) -> None:
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._restored:  # splitter sizes once the window has its final size
+            QTimer.singleShot(0, self._restore_splitters)
+
+    def _restore_splitters(self) -> None:
         s = self._window_settings
-        if s.value("geometry"):
-            self.restoreGeometry(s.value("geometry"))
-        if s.value("splitter"):
-            self.splitter.restoreState(s.value("splitter"))
-        if s.value("chat_splitter"):
-            self.chat_pane.splitter.restoreState(s.value("chat_splitter"))
+        self._restored = True
+        # Sizes, not saveState(): setSizes scales them to the window as it is now, so the panes
+        # keep their proportions even when the saved geometry had to shrink to fit a smaller screen.
+        for splitter, key in ((self.splitter, "splitter"), (self.chat_pane.splitter, "chat_splitter")):
+            sizes = [int(v) for v in (s.value(key) or [])]
+            if len(sizes) == splitter.count() and all(v >= 0 for v in sizes):
+                splitter.setSizes(sizes)
 
     def save_geometry(self) -> None:
         s = self._window_settings
         s.setValue("geometry", self.saveGeometry())
-        s.setValue("splitter", self.splitter.saveState())
-        s.setValue("chat_splitter", self.chat_pane.splitter.saveState())
+        s.setValue("splitter", self.splitter.sizes())
+        s.setValue("chat_splitter", self.chat_pane.splitter.sizes())
         s.sync()
 
     # -- engine ---------------------------------------------------------------------------
@@ -227,9 +237,17 @@ class MainWindow(QMainWindow):
         QMessageBox.warning(self, "DocDesk", self.tr("Adding documents failed: %1").replace("%1", reason))
 
     def _watch_folders(self) -> None:
-        folders = [path for _id, path in self.desk.library.folders() if Path(path).is_dir()]
-        watched = set(self.watcher.directories())
-        missing = [f for f in folders if f not in watched]
+        """Remembered folders, their subfolders and (up to a limit) their files: a new, deleted or
+        rewritten file starts a sync, which compares content hashes."""
+        paths: list[str] = []
+        for folder_id, folder in self.desk.library.folders():
+            if not Path(folder).is_dir():
+                continue
+            paths.append(folder)
+            paths += [str(d) for d in Path(folder).rglob("*") if d.is_dir()][:MAX_WATCHED]
+            paths += [f.path for f in self.desk.library.files_under(folder_id)][:MAX_WATCHED]
+        watched = set(self.watcher.directories()) | set(self.watcher.files())
+        missing = [p for p in dict.fromkeys(paths) if p not in watched and Path(p).exists()][:MAX_WATCHED]
         if missing:
             self.watcher.addPaths(missing)
 

@@ -28,6 +28,25 @@ BACKENDS = ["bundled", "gguf", "vllm", "openai"]
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 
 
+def parse_options(text: str) -> dict:
+    """ "quantization=gptq, max_num_seqs=16" as {"quantization": "gptq", "max_num_seqs": 16}."""
+    options: dict = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key, value = key.strip().replace("-", "_"), value.strip()
+        if not key or not value:
+            continue
+        for cast in (int, float):
+            try:
+                options[key] = cast(value)
+                break
+            except ValueError:
+                continue
+        else:
+            options[key] = {"true": True, "false": False}.get(value.lower(), value)
+    return options
+
+
 class SettingsDialog(QDialog):
     test_requested = Signal(object)  # a Settings copy to try
     doctor_requested = Signal()
@@ -68,6 +87,8 @@ class SettingsDialog(QDialog):
         model_row.addWidget(self.model, 1)
         model_row.addWidget(browse)
         self.url = QLineEdit(llm.url)
+        self.vllm_options = QLineEdit(", ".join(f"{k}={v}" for k, v in llm.vllm.items()))
+        self.vllm_options.setPlaceholderText("quantization=gptq, max_num_seqs=16, gpu_memory_utilization=0.9")
         self.gpu_layers = QSpinBox(minimum=-1, maximum=999, value=llm.gpu_layers)
         self.gpu_layers.setSpecialValueText(self.tr("all"))
         self.context = QSpinBox(minimum=0, maximum=1_048_576, singleStep=1024, value=llm.context or 0)
@@ -78,6 +99,7 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("Backend"), self.backend)
         form.addRow(self.tr("Model"), model_row)
         form.addRow(self.tr("Server URL"), self.url)
+        form.addRow(self.tr("vLLM options"), self.vllm_options)
         form.addRow(self.tr("GPU layers"), self.gpu_layers)
         form.addRow(self.tr("Context length"), self.context)
         form.addRow(self.tr("KV cache"), self.kv_cache)
@@ -145,6 +167,7 @@ class SettingsDialog(QDialog):
         llm.gpu_layers = self.gpu_layers.value()
         llm.context = self.context.value() or None
         llm.kv_cache = self.kv_cache.currentText()
+        llm.vllm = parse_options(self.vllm_options.text())
         settings.library = Path(self.library_path.text().strip() or str(settings.library)).expanduser()
         settings.embedding_model = self.embedding.text().strip() or None
         settings.ui_language = self.language.currentData()

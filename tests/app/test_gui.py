@@ -174,3 +174,42 @@ def test_closing_during_an_ingest_stops_cleanly_and_keeps_the_library_consistent
         ).fetchall()
     # Every document is whole or waiting: indexed with its passages, or queued with none.
     assert rows and all((status == "indexed") == (passages > 0) for status, passages in rows), rows
+
+
+def test_a_watched_folder_is_resynced_and_the_layout_is_restored(qtbot, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "first.md").write_text("# First\n\nThe first note talks about lighthouses.\n", encoding="utf-8")
+    window = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
+    qtbot.addWidget(window)
+    window.show()
+    drop(window, folder)
+    qtbot.waitUntil(lambda: statuses(window).get("First") == "indexed", timeout=120_000)
+    qtbot.waitUntil(lambda: str(folder) in window.watcher.directories(), timeout=10_000)
+    (folder / "second.md").write_text("# Second\n\nThe second note is about harbours.\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: statuses(window).get("Second") == "indexed", timeout=120_000)
+    (folder / "first.md").unlink()
+    qtbot.waitUntil(lambda: "First" not in statuses(window), timeout=60_000)
+
+    window.chat_pane.splitter.setSizes([400, 600])
+    sizes = window.chat_pane.splitter.sizes()
+    window.close()
+    again = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitUntil(lambda: again._restored, timeout=5_000)
+    # The offscreen screen is small, so the restored window shrinks to fit it; the panes keep
+    # their minimum widths, and the saved sizes are what was last shown.
+    saved = [int(v) for v in again._window_settings.value("chat_splitter")]
+    assert saved == sizes and again._window_settings.value("geometry")
+    again.close()
+
+
+def test_vllm_options_are_read_from_the_settings_dialog():
+    from app.gui.settings_dialog import parse_options
+
+    assert parse_options("quantization=gptq, max-num-seqs=16, gpu_memory_utilization=0.85, x=") == {
+        "quantization": "gptq",
+        "max_num_seqs": 16,
+        "gpu_memory_utilization": 0.85,
+    }

@@ -167,172 +167,172 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="86" />
+        <location filename="../main_window.py" line="90" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="89" />
+        <location filename="../main_window.py" line="93" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="90" />
+        <location filename="../main_window.py" line="94" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="91" />
+        <location filename="../main_window.py" line="95" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="132" />
+        <location filename="../main_window.py" line="142" />
         <source>Engine: loading the models…</source>
         <translation>引擎：正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="133" />
+        <location filename="../main_window.py" line="143" />
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="134" />
+        <location filename="../main_window.py" line="144" />
         <source>Engine: working…</source>
         <translation>引擎：处理中…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135" />
+        <location filename="../main_window.py" line="145" />
         <source>Engine error: %1</source>
         <translation>引擎错误：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="152" />
+        <location filename="../main_window.py" line="162" />
         <source> — open Settings to choose another model</source>
         <translation> — 请在“设置”中选择其他模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162" />
+        <location filename="../main_window.py" line="172" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="169" />
+        <location filename="../main_window.py" line="179" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="171" />
+        <location filename="../main_window.py" line="181" />
         <source>Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189" />
+        <location filename="../main_window.py" line="199" />
         <source>reading</source>
         <translation>读取中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190" />
+        <location filename="../main_window.py" line="200" />
         <source>embedding</source>
         <translation>嵌入中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="191" />
+        <location filename="../main_window.py" line="201" />
         <source>writing</source>
         <translation>写入中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="192" />
+        <location filename="../main_window.py" line="202" />
         <source>checking</source>
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="208" />
+        <location filename="../main_window.py" line="218" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="219" />
+        <location filename="../main_window.py" line="229" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="222" />
+        <location filename="../main_window.py" line="232" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="227" />
+        <location filename="../main_window.py" line="237" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="309" />
+        <location filename="../main_window.py" line="327" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="318" />
+        <location filename="../main_window.py" line="336" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="341" />
+        <location filename="../main_window.py" line="359" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="344" />
+        <location filename="../main_window.py" line="362" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="371" />
+        <location filename="../main_window.py" line="389" />
         <source>That document is no longer in the library.</source>
         <translation>该文档已不在文档库中。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="384" />
+        <location filename="../main_window.py" line="402" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="392" />
+        <location filename="../main_window.py" line="410" />
         <source>Only indexed documents can be summarized</source>
         <translation>只能为已索引的文档生成摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="413" />
+        <location filename="../main_window.py" line="431" />
         <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
         <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="421" />
+        <location filename="../main_window.py" line="439" />
         <source>Summary failed: %1</source>
         <translation>摘要失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="446" />
+        <location filename="../main_window.py" line="464" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="461" />
+        <location filename="../main_window.py" line="479" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="478" />
+        <location filename="../main_window.py" line="496" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="486" />
+        <location filename="../main_window.py" line="504" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="503" />
+        <location filename="../main_window.py" line="521" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -340,133 +340,138 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="37" />
+        <location filename="../settings_dialog.py" line="56" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="46" />
+        <location filename="../settings_dialog.py" line="65" />
         <source>Bundled model (SmolLM2-135M, CPU)</source>
         <translation>自带模型（SmolLM2-135M，CPU）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="47" />
+        <location filename="../settings_dialog.py" line="66" />
         <source>GGUF file (llama.cpp)</source>
         <translation>GGUF 文件（llama.cpp）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="48" />
+        <location filename="../settings_dialog.py" line="67" />
         <source>vLLM (started by DocDesk)</source>
         <translation>vLLM（由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="49" />
+        <location filename="../settings_dialog.py" line="68" />
         <source>OpenAI-compatible server</source>
         <translation>OpenAI 兼容服务器</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="64" />
+        <location filename="../settings_dialog.py" line="83" />
         <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
         <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="65" />
+        <location filename="../settings_dialog.py" line="84" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="72" />
+        <location filename="../settings_dialog.py" line="93" />
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="74" />
+        <location filename="../settings_dialog.py" line="95" />
         <source>model default</source>
         <translation>模型默认</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="78" />
+        <location filename="../settings_dialog.py" line="99" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="79" />
-        <location filename="../settings_dialog.py" line="89" />
+        <location filename="../settings_dialog.py" line="100" />
+        <location filename="../settings_dialog.py" line="111" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="80" />
+        <location filename="../settings_dialog.py" line="101" />
         <source>Server URL</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="81" />
+        <location filename="../settings_dialog.py" line="102" />
+        <source>vLLM options</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="103" />
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="82" />
+        <location filename="../settings_dialog.py" line="104" />
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="83" />
+        <location filename="../settings_dialog.py" line="105" />
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="84" />
+        <location filename="../settings_dialog.py" line="106" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="95" />
+        <location filename="../settings_dialog.py" line="117" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="100" />
+        <location filename="../settings_dialog.py" line="122" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101" />
+        <location filename="../settings_dialog.py" line="123" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="102" />
+        <location filename="../settings_dialog.py" line="124" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103" />
+        <location filename="../settings_dialog.py" line="125" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="104" />
+        <location filename="../settings_dialog.py" line="126" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="109" />
+        <location filename="../settings_dialog.py" line="131" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="113" />
+        <location filename="../settings_dialog.py" line="135" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117" />
+        <location filename="../settings_dialog.py" line="139" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="132" />
+        <location filename="../settings_dialog.py" line="154" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
