@@ -403,7 +403,7 @@
     <message>
         <location filename="../settings_dialog.py" line="102" />
         <source>vLLM options</source>
-        <translation type="unfinished" />
+        <translation>vLLM 选项</translation>
     </message>
     <message>
         <location filename="../settings_dialog.py" line="103" />

@@ -121,6 +121,7 @@ ZH = {
     "queued": "排队中",
     "reading": "读取中",
     "vLLM (started by DocDesk)": "vLLM（由 DocDesk 启动）",
+    "vLLM options": "vLLM 选项",
     "writing": "写入中",
 }
 
