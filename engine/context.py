@@ -16,6 +16,7 @@ from ingest.store.library import Library, PassageRow
 from .retrieve import SearchHit
 
 MAX_SOURCES = 8
+WIDEN_REACH = 8  # passages read on each side of a hit; ~2,000 tokens, more than a context takes
 
 
 @dataclass
@@ -102,12 +103,18 @@ def build_sources(
     blocks: dict[int, list[PassageRow]] = {}
     block_texts: dict[int, tuple[int, str]] = {}
     spans: list[_Span] = []
+    # Only the passages near the hits of each block are read: widening never reaches further.
+    reach: dict[int, tuple[int, int]] = {}
+    for hit in hits:
+        low, high = reach.get(hit.passage.block_id, (hit.passage.ordinal, hit.passage.ordinal))
+        reach[hit.passage.block_id] = (min(low, hit.passage.ordinal), max(high, hit.passage.ordinal))
     for hit in hits:
         if len(spans) >= MAX_SOURCES:
             break
         p = hit.passage
         if p.block_id not in blocks:
-            blocks[p.block_id] = library.block_passages(p.block_id)
+            low, high = reach[p.block_id]
+            blocks[p.block_id] = library.block_passages(p.block_id, (low - WIDEN_REACH, high + WIDEN_REACH))
             block_texts[p.block_id] = library.block_row(p.block_id)
         block = blocks[p.block_id]
         index = next((i for i, row in enumerate(block) if row.id == p.id), None)
@@ -123,15 +130,35 @@ def build_sources(
         start, text = block_texts[span.block[0].block_id]
         return _text_of(start, text, span.block[span.first], span.block[span.last])
 
+    # Each passage is counted once: a span costs the stretches from each passage's start to the
+    # next one's, plus its last passage whole (token counts add up to within a token per seam).
+    counted: dict[tuple[int, int, bool], int] = {}
+
+    def piece_cost(block: list[PassageRow], index: int, whole: bool) -> int:
+        key = (block[index].id, index, whole)
+        if key not in counted:
+            start, text = block_texts[block[0].block_id]
+            row = block[index]
+            end = row.end if whole or index + 1 >= len(block) else block[index + 1].start
+            counted[key] = count_tokens(text[row.start - start : end - start]) - (0 if whole else overhead)
+        return counted[key]
+
+    overhead = count_tokens("")  # what count_tokens adds to every call (the source header)
+
+    def span_cost(span: _Span) -> int:
+        return sum(piece_cost(span.block, i, False) for i in range(span.first, span.last)) + piece_cost(
+            span.block, span.last, True
+        )
+
     # Take whole spans, best first, while they fit.
     chosen: list[tuple[_Span, int]] = []
     used = 0
     for span in spans:
-        cost = count_tokens(span_text(span))
+        cost = span_cost(span)
         if used + cost > budget_tokens and span.first != span.last:
             # Merged hits too long together: keep the best one; widening regrows it within the budget.
             span.first = span.last = span.anchor
-            cost = count_tokens(span_text(span))
+            cost = span_cost(span)
         if used + cost > budget_tokens:
             continue
         chosen.append((span, cost))
@@ -151,7 +178,7 @@ def build_sources(
                     continue  # would run into another source
                 old = (span.first, span.last)
                 span.first, span.last = first, last
-                new_cost = count_tokens(span_text(span))
+                new_cost = span_cost(span)
                 if used - cost + new_cost <= budget_tokens:
                     used += new_cost - cost
                     cost = new_cost

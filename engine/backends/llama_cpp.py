@@ -135,6 +135,11 @@ class LlamaCppBackend:
         def count() -> int:
             return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+        if self._llm is not None:
+            # Tokenizing only reads the vocabulary (llama.cpp's server does it beside decoding), so a
+            # loaded model counts on the caller's thread: context building needs dozens of counts and
+            # a hop through the worker each time cost ~10 ms per question.
+            return count()
         return self._worker.submit(count).result()
 
     # -- generation -------------------------------------------------------------

@@ -136,6 +136,7 @@ class Library:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            self._passage_total = None  # any write may change it
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
@@ -356,9 +357,14 @@ class Library:
         "d.synthetic_pages FROM passages p JOIN documents d ON d.id = p.doc_id "
     )
 
-    def block_passages(self, block_id: int) -> list[PassageRow]:
-        """The passages of one block in reading order: the neighbours that widen a cited passage."""
-        rows = self.conn.execute(self._PASSAGE_SELECT + "WHERE p.block_id = ? ORDER BY p.ordinal", (block_id,))
+    def block_passages(self, block_id: int, ordinals: tuple[int, int] | None = None) -> list[PassageRow]:
+        """The passages of one block in reading order (those with ordinals in the given range, if
+        one is given): the neighbours that widen a cited passage."""
+        sql, params = self._PASSAGE_SELECT + "WHERE p.block_id = ?", [block_id]
+        if ordinals is not None:
+            sql += " AND p.ordinal BETWEEN ? AND ?"
+            params += list(ordinals)
+        rows = self.conn.execute(sql + " ORDER BY p.ordinal", params)
         return [PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows]
 
     def page_passages(self, doc_ids: list[str], page: int) -> list[PassageRow]:
@@ -409,7 +415,9 @@ class Library:
                 f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
             ):
                 counts[term] = docs
-        return self.passage_count(), counts
+        if getattr(self, "_passage_total", None) is None:
+            self._passage_total = self.passage_count()  # a scan of 100k rows: kept until the next write
+        return self._passage_total, counts
 
     def passage_count(self, embed_model: str | None = None) -> int:
         if embed_model is None:

@@ -51,6 +51,16 @@ def main() -> int:
                     runs[key].append(prepared.timings[key])
                 sources.append(len(prepared.sources))
         prepare = sorted(runs["prepare_ms"])
+        if "--profile" in sys.argv:  # where the time of prepare() goes
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for question in QUESTIONS:
+                answerer.prepare(question)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(12)
         print(
             json.dumps(
                 {
