@@ -213,3 +213,25 @@ def test_vllm_options_are_read_from_the_settings_dialog():
         "max_num_seqs": 16,
         "gpu_memory_utilization": 0.85,
     }
+
+
+def test_closing_during_a_summary_stops_it_and_keeps_what_finished(qtbot, tmp_path):
+    import sqlite3
+    import time
+
+    window = MainWindow(DocDesk(Settings(library=tmp_path / "library")))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.engine_state == "ready", timeout=180_000)
+    window.desk.add([SAMPLES / "docdesk-guide.pdf"])
+    window.refresh_library()
+    doc = window.desk.documents()[0]
+    window.summarize(doc.id)
+    qtbot.waitUntil(lambda: "blocks" in window.summary_panel.status.text(), timeout=60_000)
+    started = time.monotonic()
+    window.close()
+    assert time.monotonic() - started < 30  # the request in flight stops at its next token
+    assert not window.workers.busy()
+    with sqlite3.connect(tmp_path / "library" / "library.sqlite") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM summary_cache WHERE text = ''").fetchone()[0] == 0
