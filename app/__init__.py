@@ -1,0 +1,3 @@
+"""DocDesk's command line and window."""
+
+__version__ = "0.1.0"

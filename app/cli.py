@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
         description="DocDesk: a private assistant for your documents.",
         parents=[_common_options(suppress_defaults=False)],
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"DocDesk {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     add = commands.add_parser("add", parents=[common], help="add files or folders to the library")
