@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint bench eval clean samples screenshots
+.PHONY: run test lint bench eval clean samples screenshots dist dist-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,10 +45,17 @@ samples: $(VENV)/.installed
 	$(BIN)/python assets/samples/make_samples.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info
 
 screenshots: $(VENV)/.installed
 	apt-get install -y -qq xvfb fonts-noto-cjk libxcb-icccm4 libxcb-cursor0 libxcb-keysyms1 libxcb-image0 \
 		libxcb-render-util0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libegl1
 	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py en
 	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py zh
+
+dist: $(VENV)/.installed
+	$(BIN)/pip install --quiet "pyinstaller>=6.10"
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build packaging/docdesk.spec
+
+dist-test: dist
+	bash packaging/test_dist.sh dist/DocDesk

@@ -38,6 +38,7 @@ class VllmSettings:
     extra_args: list[str] = field(default_factory=list)
     startup_timeout: float = 600.0
     command: list[str] | None = None  # overrides the whole command line (tests, custom launchers)
+    executable: str | None = None  # a `vllm` program to run as `vllm serve MODEL ...` (another environment)
 
 
 def free_port() -> int:
@@ -51,20 +52,33 @@ def port_in_use(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _launcher(settings: VllmSettings) -> list[str]:
+    """How to start vLLM: its module in this Python, or a `vllm` executable (the packaged DocDesk
+    does not bundle vLLM, so it needs one installed beside it or a server started by hand)."""
+    frozen = getattr(sys, "frozen", False)
+    if not frozen and not settings.executable and _vllm_importable():
+        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", settings.model]
+    executable = os.path.expanduser(settings.executable) if settings.executable else shutil.which("vllm")
+    if executable:
+        return [executable, "serve", settings.model]
+    if frozen:
+        raise BackendUnavailable(
+            "vLLM is not part of the DocDesk application: install it in its own environment "
+            "(python -m venv ~/vllm && ~/vllm/bin/pip install vllm) and set [llm] vllm = { executable = "
+            '"~/vllm/bin/vllm" } in config.toml, or run `vllm serve MODEL` yourself and choose the '
+            "OpenAI-compatible backend with its URL"
+        )
+    raise BackendUnavailable(
+        "vLLM is not installed: pip install 'docdesk[vllm]' (it needs an NVIDIA GPU), "
+        "or use the llama_cpp backend with a GGUF file"
+    )
+
+
 def build_command(settings: VllmSettings, port: int, has_bf16: bool) -> list[str]:
     """The `vllm serve` command line, with DocDesk's safe defaults."""
-    if shutil.which("vllm") is None and not _vllm_importable():
-        raise BackendUnavailable(
-            "vLLM is not installed: pip install 'docdesk[vllm]' (it needs an NVIDIA GPU), "
-            "or use the llama_cpp backend with a GGUF file"
-        )
     dtype = settings.dtype or ("auto" if has_bf16 else "half")
     command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        settings.model,
+        *_launcher(settings),
         "--host",
         "127.0.0.1",
         "--port",

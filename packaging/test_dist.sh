@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Checks the built application as a user would run it: no network, no Python environment
+# beside it (a clean environment, the system's PATH only), a fresh home folder.
+#   packaging/test_dist.sh [dist/DocDesk]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+app="$(realpath "${1:-$root/dist/DocDesk}")"
+exe="$app/DocDesk"
+corpus="$root/../shared/corpus/pdf-samples/026-latex-multicolumn/multicolumn.pdf"
+home="$(mktemp -d)"
+trap 'rm -rf "$home"' EXIT
+offline=()
+if unshare -n true 2>/dev/null; then offline=(unshare -n); fi  # a network namespace with no network
+run() { env -i PATH=/usr/bin:/bin HOME="$home" LANG=C.UTF-8 QT_QPA_PLATFORM=offscreen "${offline[@]}" "$exe" "$@"; }
+
+echo "== size: $(du -sh "$app" | cut -f1)"
+run --version
+run doctor --json | grep -q '"gpus"'
+run add "$corpus" --json | grep -q '"status": "indexed"'
+answer="$(run ask "What is the official language of Austria?" --json)"
+echo "$answer" | grep -q '"title": "multicolumn"'
+echo "$answer" | grep -q '"chat_id"'
+echo "== the built application works offline: --version, doctor, add, ask"
