@@ -31,6 +31,10 @@ READ_AHEAD = 4  # documents read ahead of the embedder; bounds memory on huge ba
 EMBED_CHUNK = 32  # passages per encode call while a document streams in
 
 
+class _Stopped(Exception):
+    """Cancel was set while a document was being read and embedded."""
+
+
 @dataclass
 class Progress:
     stage: str  # hashing | reading | embedding | writing | done | failed | reembedding | indexing
@@ -241,7 +245,10 @@ class Ingestor:
                     break
                 submit_ahead(number)
                 builder = _DocumentBuilder(self.chunker, self.embedder, self._time)
-                finished = self._read_into(reader, number, job, builder, password, len(jobs))
+                try:
+                    finished = self._read_into(reader, number, job, builder, password, len(jobs))
+                except _Stopped:  # cancelled mid-document: it stays queued, nothing of it is written
+                    break
                 if reader is not None and not reader.alive:  # it crashed on this file: a fresh one reads the rest
                     reader.close()
                     reader, submitted = ReaderProcess(), number + 1
@@ -260,6 +267,8 @@ class Ingestor:
             if isinstance(message, Finished):
                 finished = message
                 return
+            if self.cancel.is_set():  # a long book stops at its next page, not at its end
+                raise _Stopped
             builder.add(message.pages)
             self.on_progress(Progress("reading", number, total, path, len(builder.stream.pages), builder.passages))
 

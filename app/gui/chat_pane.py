@@ -106,6 +106,7 @@ class ChatPane(QWidget):
 
         self.messages: list[dict] = []  # {"role", "text", "sources": [dict], "pending": bool}
         self.chat_id = ""
+        self.render()  # the first-run hint
 
     # -- chats --------------------------------------------------------------------------
     def show_chats(self, chats, current: str = "") -> None:
