@@ -19,7 +19,7 @@ from .backends import Backend, ChatRequest, GenerationStats
 from .citations import attribute
 from .context import Source, build_sources
 from .errors import Cancelled
-from .generate import drop_echo, repeats_itself
+from .generate import complete
 from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
 from .relevance import Relevance, judge
 from .retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
@@ -257,16 +257,15 @@ class Answerer:
             cancel=cancel or threading.Event(),
             stats=stats,
         )
-        text = ""
+        parts: list[str] = []
         cancelled = False
+
+        def keep(piece: str) -> None:
+            parts.append(piece)
+            emit(piece)
+
         try:
-            for piece in self.backend.stream_chat(request):
-                text += piece
-                emit(piece)
-                if repeats_itself(text):
-                    text = drop_echo(text)
-                    stats.finish_reason = "loop"
-                    break
-        except Cancelled:
-            cancelled = True
+            text = complete(self.backend, request, keep)
+        except Cancelled:  # what was said before Stop is kept
+            text, cancelled = "".join(parts), True
         return Answer(attribute(text.strip(), prepared.sources), prepared, stats, cancelled)

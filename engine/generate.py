@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .backends import Backend, ChatRequest
 
 LOOP_CHARS = 120
@@ -17,11 +19,14 @@ def drop_echo(text: str) -> str:
     return text[:-LOOP_CHARS]
 
 
-def complete(backend: Backend, request: ChatRequest) -> str:
-    """The whole reply to a request (raises Cancelled when its cancel event is set)."""
+def complete(backend: Backend, request: ChatRequest, on_text: Callable[[str], None] | None = None) -> str:
+    """The whole reply to a request, each piece passed to on_text as it comes (raises Cancelled
+    when its cancel event is set); a loop is cut where it began."""
     text = ""
     for piece in backend.stream_chat(request):
         text += piece
+        if on_text:
+            on_text(piece)
         if repeats_itself(text):
             request.stats.finish_reason = "loop"
             return drop_echo(text)

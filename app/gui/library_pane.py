@@ -76,7 +76,7 @@ class LibraryPane(QWidget):
         selected = set(self.selected_ids())
         self.model.setRowCount(0)
         for doc in docs:
-            status = doc.status if doc.status == "indexed" else doc.status
+            status = doc.status
             if doc.status == "failed":
                 status = self.tr("failed: %1").replace("%1", doc.reason)
             elif doc.status == "queued":

@@ -144,7 +144,7 @@ class Workers:
         self.jobs = [j for j in self.jobs if j.running] + [job]
         return job
 
-    def busy(self, pool: str | None = None) -> bool:
+    def busy(self) -> bool:
         return any(j.running for j in self.jobs)
 
     def shutdown(self, timeout_s: float = 30.0) -> None:

@@ -13,7 +13,9 @@ from PySide6.QtCore import QModelIndex, QPointF, QUrl
 from PySide6.QtGui import QDesktopServices, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout
 
-_CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af]")
+from ingest.cjk import CJK_RANGES
+
+_CJK = re.compile(f"[{CJK_RANGES}]")
 
 
 def search_phrase(passage: str, page_text: str = "", words: int = 5) -> str:
