@@ -1,11 +1,25 @@
-"""GGUF metadata (architecture, layers, heads, context, chat template) without loading weights."""
+"""GGUF metadata (architecture, layers, heads, context, chat template) without loading weights.
+
+The header is read with plain buffered reads and the file is closed again: nothing stays mapped.
+The `gguf` package's reader keeps a numpy memmap of the whole file alive, and on a GPU build of
+llama.cpp a `Llama()` that loaded the same 20 GB file afterwards in the same process died with
+SIGSEGV (seen on an H200); DocDesk reads every model before loading it, so this reader must leave
+no trace in the process.
+"""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ModelLoadError, ModelNotFound
+
+# GGUF value types: id -> struct code (fixed-size scalars); 8 is a string, 9 an array.
+_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_STRING, _ARRAY = 8, 9
+_KEEP_ARRAYS_UP_TO = 4096  # per-layer values (head counts of some models); vocabularies are skipped
+_CHUNK = 1 << 20
 
 
 @dataclass
@@ -24,44 +38,159 @@ class ModelShape:
     source: str = "gguf"  # gguf | hf-config
 
 
-def _value(reader, key: str, default=None):
-    field = reader.fields.get(key)
-    if field is None:
-        return default
-    contents = getattr(field, "contents", None)
-    if contents is not None:
-        return contents()
-    part = field.parts[field.data[0]]
-    return bytes(part).decode("utf-8") if part.dtype.kind == "u" and part.dtype.itemsize == 1 else part[0]
+class _Damaged(Exception):
+    pass
+
+
+class _Cursor:
+    """Sequential reads over a file through a small buffer (no mmap, no whole-file read)."""
+
+    def __init__(self, handle, endian: str) -> None:
+        self.handle, self.endian = handle, endian
+        self.buffer, self.pos, self.consumed = b"", 0, 0
+
+    def _refill(self, n: int) -> None:
+        """At least n bytes from the current position in the buffer."""
+        rest = self.buffer[self.pos :]
+        more = self.handle.read(max(_CHUNK, n - len(rest)))
+        self.consumed += self.pos
+        self.buffer, self.pos = rest + more, 0
+        if n > len(self.buffer):
+            raise _Damaged("the file ends inside its header")
+
+    def take(self, n: int) -> bytes:
+        if self.pos + n > len(self.buffer):
+            self._refill(n)
+        data = self.buffer[self.pos : self.pos + n]
+        self.pos += n
+        return data
+
+    def offset(self) -> int:
+        return self.consumed + self.pos
+
+    def scalar(self, code: str):
+        return struct.unpack(self.endian + code, self.take(struct.calcsize(code)))[0]
+
+    def string(self) -> str:
+        length = self.scalar("Q")
+        if length > 1 << 30:
+            raise _Damaged(f"a string of {length} bytes")
+        return self.take(length).decode("utf-8", "replace")
+
+    def value(self, kind: int):
+        if kind in _SCALARS:
+            return self.scalar(_SCALARS[kind])
+        if kind == _STRING:
+            return self.string()
+        if kind == _ARRAY:
+            item, count = self.scalar("I"), self.scalar("Q")
+            if count > _KEEP_ARRAYS_UP_TO:
+                self.skip_array(item, count)
+                return None
+            return [self.value(item) for _ in range(count)]
+        raise _Damaged(f"unknown value type {kind}")
+
+    def skip_array(self, item: int, count: int) -> None:
+        if item in _SCALARS:
+            self.take(struct.calcsize(_SCALARS[item]) * count)
+        elif item == _STRING:  # vocabularies: 150k strings, walked in the buffer without slicing
+            length_at = struct.Struct(self.endian + "Q").unpack_from
+            for _ in range(count):
+                if self.pos + 8 > len(self.buffer):
+                    self._refill(8)
+                end = self.pos + 8 + length_at(self.buffer, self.pos)[0]
+                if end > len(self.buffer):
+                    self._refill(end - self.pos)
+                    end = self.pos + 8 + length_at(self.buffer, self.pos)[0]
+                self.pos = end
+        else:
+            for _ in range(count):
+                self.value(item)
+
+
+def _tensor_bytes(dims: list[int], ggml_type: int) -> int | None:
+    """Bytes of one tensor, or None for a type this gguf package does not know."""
+    try:
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+        block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
+    except (ImportError, ValueError, KeyError):
+        return None
+    elements = 1
+    for d in dims:
+        elements *= d
+    return elements // block * size
+
+
+def read_metadata(path: Path) -> tuple[dict, int]:
+    """All metadata key/values (long arrays such as the vocabulary left out) and the file's size.
+
+    Raises ModelLoadError when the file is not GGUF, or its header or tensor data is cut short.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        if handle.read(4) != b"GGUF":
+            raise ModelLoadError(f"{path.name} is not a GGUF file (no GGUF header): download or convert it again")
+        try:
+            raw_version = handle.read(4)
+            if len(raw_version) < 4:
+                raise _Damaged("the file ends after its magic")
+            endian = "<" if struct.unpack("<I", raw_version)[0] < 0x10000 else ">"  # big-endian files exist
+            version = struct.unpack(endian + "I", raw_version)[0]
+            if version < 2:
+                raise ModelLoadError(f"{path.name} is GGUF version {version}, too old for llama.cpp: convert it again")
+            cursor = _Cursor(handle, endian)
+            cursor.consumed = 8
+            tensors, entries = cursor.scalar("Q"), cursor.scalar("Q")
+            if tensors > 1 << 24 or entries > 1 << 24:
+                raise _Damaged(f"{tensors} tensors and {entries} metadata entries")
+            metadata: dict = {}
+            for _ in range(entries):
+                key = cursor.string()
+                metadata[key] = cursor.value(cursor.scalar("I"))
+            data_end = 0
+            infos = []
+            for _ in range(tensors):
+                cursor.string()  # name
+                dims = [cursor.scalar("Q") for _ in range(cursor.scalar("I"))]
+                ggml_type, offset = cursor.scalar("I"), cursor.scalar("Q")
+                infos.append((dims, ggml_type, offset))
+            alignment = int(metadata.get("general.alignment") or 32)
+            start = -(-cursor.offset() // alignment) * alignment
+            for dims, ggml_type, offset in infos:
+                data_end = max(data_end, start + offset + (_tensor_bytes(dims, ggml_type) or 0))
+            if data_end > size:
+                raise _Damaged(f"its tensors need {data_end:,} bytes but the file has {size:,}")
+        except (_Damaged, struct.error, UnicodeDecodeError) as exc:
+            raise ModelLoadError(f"{path.name} is a damaged GGUF file ({exc}): download it again") from exc
+    return metadata, size
+
+
+def _number(value, default: int = 0) -> int:
+    """A count that some models store per layer as an array: the largest entry."""
+    if isinstance(value, list):
+        value = max(value) if value else default
+    return int(value or default)
 
 
 def read_gguf(path: Path) -> ModelShape:
     path = Path(path)
     if not path.is_file():
         raise ModelNotFound(f"model file not found: {path}")
-    with path.open("rb") as handle:
-        if handle.read(4) != b"GGUF":
-            raise ModelLoadError(f"{path.name} is not a GGUF file (no GGUF header): download or convert it again")
-    try:
-        from gguf import GGUFReader
-
-        reader = GGUFReader(str(path))
-    except Exception as exc:  # truncated or damaged files fail in many ways inside the reader
-        raise ModelLoadError(
-            f"{path.name} is a damaged GGUF file ({type(exc).__name__}: {exc}): download it again"
-        ) from exc
-    arch = str(_value(reader, "general.architecture", ""))
-    heads = int(_value(reader, f"{arch}.attention.head_count", 0) or 0)
-    embedding = int(_value(reader, f"{arch}.embedding_length", 0) or 0)
-    head_dim = int(_value(reader, f"{arch}.attention.key_length", 0) or (embedding // heads if heads else 0))
+    meta, size = read_metadata(path)
+    arch = str(meta.get("general.architecture", ""))
+    heads = _number(meta.get(f"{arch}.attention.head_count"))
+    embedding = _number(meta.get(f"{arch}.embedding_length"))
+    head_dim = _number(meta.get(f"{arch}.attention.key_length")) or (embedding // heads if heads else 0)
     return ModelShape(
-        name=str(_value(reader, "general.name", path.stem)),
+        name=str(meta.get("general.name") or path.stem),
         architecture=arch,
-        layers=int(_value(reader, f"{arch}.block_count", 0) or 0),
+        layers=_number(meta.get(f"{arch}.block_count")),
         heads=heads,
-        kv_heads=int(_value(reader, f"{arch}.attention.head_count_kv", heads) or heads),
+        kv_heads=_number(meta.get(f"{arch}.attention.head_count_kv"), heads),
         head_dim=head_dim,
-        context_length=int(_value(reader, f"{arch}.context_length", 0) or 0),
-        file_bytes=path.stat().st_size,
-        chat_template=str(_value(reader, "tokenizer.chat_template", "") or ""),
+        context_length=_number(meta.get(f"{arch}.context_length")),
+        file_bytes=size,
+        chat_template=str(meta.get("tokenizer.chat_template") or ""),
     )

@@ -1,0 +1,49 @@
+"""The GGUF header reader: metadata without the weights, and nothing left mapped afterwards."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from engine.backends.llama_cpp import bundled_model_path
+from engine.errors import ModelLoadError
+from engine.gguf_info import read_gguf, read_metadata
+
+
+def mapped(path: Path) -> bool:
+    return str(path) in Path("/proc/self/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
+def test_reading_the_header_leaves_the_file_unmapped_unlike_the_gguf_package():
+    path = bundled_model_path()
+    read_gguf(path)
+    gc.collect()
+    assert not mapped(path)
+    from gguf import GGUFReader
+
+    reader = GGUFReader(str(path))  # what DocDesk used before: a memmap of the whole file
+    assert mapped(path) and reader.fields
+    del reader
+
+
+def test_metadata_matches_the_gguf_packages_reading():
+    from gguf import GGUFReader
+
+    meta, size = read_metadata(bundled_model_path())
+    reader = GGUFReader(str(bundled_model_path()))
+    for key in ("general.architecture", "llama.block_count", "llama.attention.head_count_kv", "tokenizer.chat_template"):
+        assert meta[key] == reader.fields[key].contents()
+    assert meta["tokenizer.ggml.tokens"] is None  # the vocabulary is skipped, not kept
+    assert size == bundled_model_path().stat().st_size
+
+
+def test_a_file_cut_anywhere_is_named_damaged(tmp_path):
+    data = bundled_model_path().read_bytes()
+    for cut in (6, 100, 1 << 20, len(data) - 1):
+        broken = tmp_path / f"cut-{cut}.gguf"
+        broken.write_bytes(data[:cut])
+        with pytest.raises(ModelLoadError, match="damaged GGUF"):
+            read_gguf(broken)
