@@ -59,6 +59,27 @@ def corpus_library(tmp_path_factory, corpus, embedder):
 
 
 @pytest.fixture(scope="session")
+def native_llama():
+    """One real completion of the bundled model in a child process, run once per session.
+
+    Tests that load llama.cpp in this process depend on it: when llama.cpp crashes (a bad
+    release, a CPU its kernels mishandle), each of them fails with the child's signal and
+    the run goes on, instead of a segfault ending pytest.
+    """
+    from tests.native import completion_code, run_child
+
+    return run_child(completion_code(max_tokens=8), timeout=300)
+
+
+@pytest.fixture(autouse=True)
+def _llama_must_run_natively(request):
+    if request.node.get_closest_marker("models") is not None and request.node.get_closest_marker("gpu") is None:
+        result = request.getfixturevalue("native_llama")
+        if result.crash:
+            pytest.fail(f"llama.cpp cannot run a completion here, so this test would crash pytest: {result.describe()}")
+
+
+@pytest.fixture(scope="session")
 def bundled_llm():
     """The bundled SmolLM2 GGUF, in process, loaded once for the session."""
     from engine.backends.llama_cpp import LlamaCppBackend

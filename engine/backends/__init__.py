@@ -25,6 +25,7 @@ class LlmSettings:
     flash_attention: bool | None = None
     kv_cache: str = "f16"
     mlock: bool = False
+    cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights (AMX/AVX); None: off on AMX CPUs
     url: str = "http://127.0.0.1:8000"
     api_key: str | None = None
     max_concurrency: int = 4
@@ -48,6 +49,7 @@ def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16:
             settings.flash_attention,
             settings.kv_cache,
             settings.mlock,
+            settings.cpu_repack,
         )
     if settings.backend == "openai":
         from .openai_http import OpenAIBackend

@@ -2,26 +2,69 @@
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from ..gguf_info import read_gguf
 from .base import ChatRequest
+from .stops import StopScanner
 
 log = logging.getLogger(__name__)
 
 BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 8192
 KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids for type_k / type_v
+# Sampling as llama-cpp-python's create_completion did it, so answers stay what they were.
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
 _END = object()
+_PARAMS_LOCK = threading.Lock()
+
+
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has Intel AMX (Sapphire Rapids and newer Xeons)."""
+    try:
+        text = cpuinfo.read_text(encoding="ascii", errors="ignore")
+    except OSError:
+        return False
+    return re.search(r"^flags\s*:.*\bamx_int8\b", text, re.MULTILINE) is not None
+
+
+@contextmanager
+def _model_params(**fields):
+    """Model parameters that `Llama()` does not take as arguments (it drops unknown keywords).
+
+    `Llama.__init__` starts from `llama_model_default_params()`; for the duration of one load,
+    that function returns the defaults with `fields` set.
+    """
+    import llama_cpp.llama_cpp as native
+
+    defaults = native.llama_model_default_params
+    known = {name for name, _ in native.llama_model_params._fields_}
+
+    def patched():
+        params = defaults()
+        for name, value in fields.items():
+            if name in known:
+                setattr(params, name, value)
+        return params
+
+    with _PARAMS_LOCK:
+        native.llama_model_default_params = patched
+        try:
+            yield
+        finally:
+            native.llama_model_default_params = defaults
 
 
 def bundled_model_path() -> Path:
@@ -52,6 +95,7 @@ class LlamaCppBackend:
         flash_attention: bool | None = None,
         kv_cache: str = "f16",
         mlock: bool = False,
+        cpu_repack: bool | None = None,
     ) -> None:
         self.path = Path(model_path).expanduser() if model_path else bundled_model_path()
         if not self.path.is_file():
@@ -81,6 +125,10 @@ class LlamaCppBackend:
         }
         if flash_attention is not None:
             self.settings["flash_attn"] = flash_attention
+        # llama.cpp's extra CPU buffer types repack weights for AMX or AVX kernels. On AMX CPUs the
+        # AMX path segfaults at the first decode (llama.cpp #20824, seen with llama-cpp-python
+        # 0.3.36 on the bundled model), so there it is off unless asked for.
+        self.cpu_repack = (not cpu_has_amx()) if cpu_repack is None else cpu_repack
         self.model = self.path.name
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-cpp")
         self._llm = None
@@ -96,7 +144,8 @@ class LlamaCppBackend:
         except ImportError as exc:
             raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
         try:
-            self._llm = Llama(model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings)
+            with _model_params(use_extra_bufts=self.cpu_repack):
+                self._llm = Llama(model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(
                 f"cannot load {self.path.name}: {exc} (is the file complete? is there enough memory?)"
@@ -157,47 +206,87 @@ class LlamaCppBackend:
         if request.stats.finish_reason == "cancelled":
             raise Cancelled("stopped")
 
+    def _prompt_tokens(self, llm, prompt: str) -> list[int]:
+        # BOS as the model's tokenizer wants it (as create_completion did), once even when the
+        # chat template writes it too.
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        bos = llm.token_bos()
+        if len(tokens) > 1 and tokens[0] == tokens[1] == bos:
+            tokens = tokens[1:]
+        return tokens
+
     def _generate(self, request: ChatRequest, out: queue.SimpleQueue, started: float, abandoned) -> None:
+        """Decode on the worker thread with llama.cpp's own sampler chain (penalties, top-k/p,
+        min-p, temperature or greedy), turning each token into text as it comes."""
         stats = request.stats
         try:
             llm = self._load()
+            import llama_cpp.llama_cpp as native
+
             formatted = self._formatter(messages=request.messages)
-            prompt = formatted.prompt
-            prompt_tokens = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
-            stats.prompt_tokens = prompt_tokens
-            if prompt_tokens + request.max_tokens > self._context:
+            tokens = self._prompt_tokens(llm, formatted.prompt)
+            stats.prompt_tokens = len(tokens)
+            if len(tokens) + request.max_tokens > self._context:
                 raise ContextTooLong(
-                    f"the prompt has {prompt_tokens} tokens and the answer may take {request.max_tokens}, "
+                    f"the prompt has {len(tokens)} tokens and the answer may take {request.max_tokens}, "
                     f"but the context is {self._context}: shorten the input or raise the context length"
                 )
             template_stop = [formatted.stop] if isinstance(formatted.stop, str) else list(formatted.stop or [])
-            stop = [s for s in [*request.stop, *template_stop] if s]  # an empty stop string would end at once
-            stream = llm.create_completion(
-                prompt,
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
+            scanner = StopScanner([*request.stop, *template_stop])
+            vocab = llm._model.vocab
+            piece = _Pieces(native, vocab)
+            stats.finish_reason = "length"
+            generator = llm.generate(
+                tokens,
+                top_k=TOP_K,
+                top_p=TOP_P,
+                min_p=MIN_P,
+                temp=request.temperature,
                 repeat_penalty=request.repeat_penalty,
-                stop=stop,
-                stream=True,
             )
-            for chunk in stream:  # one chunk per token; a piece may be empty mid-UTF-8 character
-                if request.cancel.is_set() or abandoned.is_set():
-                    stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
-                    stream.close()
-                    break
-                choice = chunk["choices"][0]
-                if choice.get("finish_reason"):
-                    stats.finish_reason = choice["finish_reason"]
-                    if not choice.get("text"):
-                        continue  # the closing chunk carries no token
-                if stats.completion_tokens == 0:
-                    stats.ttft_ms = (time.perf_counter() - started) * 1000
-                stats.completion_tokens += 1
-                if choice.get("text"):
-                    out.put(choice["text"])
+            try:
+                for token in generator:  # prompt-cache reuse and sampling are llama-cpp-python's
+                    if request.cancel.is_set() or abandoned.is_set():
+                        stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
+                        break
+                    if stats.completion_tokens == 0:
+                        stats.ttft_ms = (time.perf_counter() - started) * 1000
+                    if native.llama_vocab_is_eog(vocab, token):
+                        stats.finish_reason = "stop"
+                        break
+                    stats.completion_tokens += 1
+                    text = scanner.feed(piece(token))
+                    if text:
+                        out.put(text)
+                    if scanner.stopped:
+                        stats.finish_reason = "stop"
+                        break
+                    if stats.completion_tokens >= request.max_tokens:
+                        break
+            finally:
+                generator.close()
+            if stats.finish_reason in ("stop", "length") and (rest := scanner.flush()):
+                out.put(rest)
         finally:
             stats.total_ms = (time.perf_counter() - started) * 1000
             out.put(_END)
+
+    def native_timings(self) -> dict:
+        """llama.cpp's own count for the last request: prompt and decode tokens and milliseconds."""
+        import llama_cpp.llama_cpp as native
+
+        data = native.llama_perf_context(self._load()._ctx.ctx)
+        return {
+            "prompt_tokens": data.n_p_eval,
+            "prompt_ms": data.t_p_eval_ms,
+            "decode_tokens": data.n_eval,
+            "decode_ms": data.t_eval_ms,
+        }
+
+    def reset_native_timings(self) -> None:
+        import llama_cpp.llama_cpp as native
+
+        native.llama_perf_context_reset(self._load()._ctx.ctx)
 
     def close(self) -> None:
         def release() -> None:
@@ -207,3 +296,18 @@ class LlamaCppBackend:
 
         self._worker.submit(release).result()
         self._worker.shutdown(wait=True)
+
+
+class _Pieces:
+    """A token's bytes, through one reused buffer (special tokens render as nothing)."""
+
+    def __init__(self, native, vocab) -> None:
+        self.native, self.vocab = native, vocab
+        self.buffer = ctypes.create_string_buffer(64)
+
+    def __call__(self, token: int) -> bytes:
+        n = self.native.llama_token_to_piece(self.vocab, token, self.buffer, len(self.buffer), 0, False)
+        if n < 0:  # a longer piece than the buffer: grow it once
+            self.buffer = ctypes.create_string_buffer(-n)
+            n = self.native.llama_token_to_piece(self.vocab, token, self.buffer, len(self.buffer), 0, False)
+        return self.buffer.raw[:n]
