@@ -1,34 +1,73 @@
-# DocDesk: `make run` starts it, `make test` runs the whole suite. Both set up .venv themselves.
+# DocDesk: `make run` starts it, `make test` runs the whole suite. Both set up .venv themselves,
+# from requirements.lock (every package pinned, with hashes); `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The CPU build of torch: embeddings run on the CPU, and an unpinned torch pulls a multi-GB CUDA build.
-TORCH ?= torch==2.13.0
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint bench eval clean samples screenshots dist dist-test
+# llama-cpp-python is built for this machine: CUDA for the compute capability nvidia-smi reports
+# (7.0 -> sm_70 for a V100), the CPU otherwise. `make run GPU=cpu` forces the CPU build;
+# `make -n run` shows the flags. Each build is kept under ~/.cache/docdesk/wheels.
+GPU ?= auto
+CUDA_ARCHS := $(if $(filter cpu,$(GPU)),,$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+	| tr -d ' .' | grep -E '^[0-9]+$$' | sort -u | paste -sd';'))
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
+LLAMA_FLAVOUR := cpu
+LLAMA_NOTE := llama-cpp-python: CPU build
+ifneq ($(CUDA_ARCHS),)
+ifneq ($(NVCC),)
+LLAMA_CMAKE_ARGS := -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHS) -DLLAVA_BUILD=OFF
+LLAMA_FLAVOUR := cuda-sm$(subst ;,-,$(CUDA_ARCHS))
+LLAMA_NOTE := llama-cpp-python: CUDA build for sm_$(CUDA_ARCHS) (nvcc: $(NVCC))
+export CUDACXX := $(NVCC)
+else
+LLAMA_NOTE := llama-cpp-python: CPU build. An NVIDIA GPU is here but nvcc is not: install the CUDA toolkit \
+(NVIDIA's cuda-toolkit package, or Debian/Ubuntu nvidia-cuda-toolkit) and run make again for GPU speed
+endif
+endif
+INSTALLED := $(VENV)/.installed-$(LLAMA_FLAVOUR)
+
+# The lock is the resolution for CPython $(LOCK_PYTHON) on Linux x86-64 (what CI and `make dist` use).
+LOCK_PYTHON := 3.11
+UV := uv==0.13.9
+PIP_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
+TORCH_SOURCE = $(if $(PIP_FIND_LINKS),$(addprefix --find-links ,$(PIP_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
+
+.PHONY: run test lint bench eval clean samples screenshots dist dist-test lock llama-flags
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet "$(TORCH)"
-	$(BIN)/pip install --quiet -e ".[dev]"
+$(INSTALLED): requirements.lock pyproject.toml packaging/install_locked.py | $(BIN)/python
+	@echo "$(LLAMA_NOTE)"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python packaging/install_locked.py --flavour $(LLAMA_FLAVOUR) --python $(LOCK_PYTHON)
+	rm -f $(VENV)/.installed-*
 	touch $@
 
-run: $(VENV)/.installed
+run: $(INSTALLED)
+	@echo "$(LLAMA_NOTE); CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)"
 	$(BIN)/docdesk
 
-lint: $(VENV)/.installed
-	$(BIN)/ruff check app engine ingest tests
+llama-flags:  # what this machine's llama-cpp-python build gets: flavour, then CMake flags
+	@echo "$(LLAMA_FLAVOUR) $(LLAMA_CMAKE_ARGS)"
+
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "$(UV)"
+	$(BIN)/uv pip compile pyproject.toml packaging/tools.in --extra dev --generate-hashes --upgrade \
+		--python-version $(LOCK_PYTHON) --python-platform x86_64-manylinux_2_28 $(TORCH_SOURCE) \
+		--no-emit-find-links --no-emit-index-url --custom-compile-command "make lock" -o requirements.lock
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check app engine ingest tests packaging
 	$(BIN)/lint-imports
 
 test: lint
+	@echo "$(LLAMA_NOTE); CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)"
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed
+bench: $(INSTALLED)
 	$(BIN)/python tests/bench/bench_ingest.py
 	$(BIN)/python tests/bench/bench_search.py
 	$(BIN)/python tests/bench/bench_backends.py
@@ -36,25 +75,24 @@ bench: $(VENV)/.installed
 	$(BIN)/python tests/bench/bench_summarize.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/bench/bench_gui.py
 
-eval: $(VENV)/.installed
+eval: $(INSTALLED)
 	$(BIN)/python tests/eval/eval_retrieval.py
 	$(BIN)/python tests/eval/calibrate_relevance.py
 	$(BIN)/python tests/eval/eval_answers.py
 
-samples: $(VENV)/.installed
+samples: $(INSTALLED)
 	$(BIN)/python assets/samples/make_samples.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info
 
-screenshots: $(VENV)/.installed
+screenshots: $(INSTALLED)
 	apt-get install -y -qq xvfb fonts-noto-cjk libxcb-icccm4 libxcb-cursor0 libxcb-keysyms1 libxcb-image0 \
 		libxcb-render-util0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libegl1
 	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py en
 	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py zh
 
-dist: $(VENV)/.installed
-	$(BIN)/pip install --quiet "pyinstaller>=6.10"
+dist: $(INSTALLED)
 	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build packaging/docdesk.spec
 
 dist-test: dist

@@ -1,0 +1,79 @@
+"""The install: one lock pins everything, the venv holds exactly it, and the Makefile builds
+llama-cpp-python for the GPU nvidia-smi reports (`make -n` shows the flags)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from importlib.metadata import distributions
+from pathlib import Path
+
+import pytest
+
+from tests.fake_gpu import fake_nvidia_smi, path_with
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("install_locked", ROOT / "packaging" / "install_locked.py")
+install_locked = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(install_locked)
+
+
+def test_every_installed_package_is_the_locked_version():
+    pins = {name: install_locked.version_of(line) for name, line in install_locked.read_lock().items()}
+    installed = {install_locked.normalize(d.metadata["Name"]): d.version for d in distributions()}
+    installed.pop("docdesk")
+    assert installed["llama-cpp-python"] == pins["llama-cpp-python"]
+    wrong = {name: (v, pins.get(name)) for name, v in installed.items() if pins.get(name) != v}
+    assert not wrong, f"installed but not as locked (installed, locked): {wrong}"
+
+
+def test_the_lock_pins_every_package_exactly_with_hashes():
+    lines = (ROOT / "requirements.lock").read_text().splitlines()
+    requirements = [line for line in lines if line and not line.startswith((" ", "#"))]
+    pins = install_locked.read_lock()
+    assert len(requirements) == len(pins) > 50  # every requirement line is a name==version pin
+    assert all("--hash=sha256:" in line for line in pins.values())
+    assert "+cpu" in pins["torch"] and "llama-cpp-python" in pins and "scikit-build-core" in pins
+
+
+def make_dry_run(*args: str, path: str | None = None) -> str:
+    env = dict(os.environ, PATH=path or os.environ["PATH"])
+    done = subprocess.run(["make", "-n", "-B", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def v100(tmp_path) -> str:
+    return path_with(fake_nvidia_smi(tmp_path / "bin", "7.0"))
+
+
+def test_make_builds_for_the_v100_that_nvidia_smi_reports(v100):
+    shown = make_dry_run("run", path=v100)
+    assert 'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70' in shown
+    assert "--flavour cuda-sm70" in shown
+
+
+def test_make_without_a_gpu_builds_for_the_cpu(tmp_path):
+    no_gpu = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "nvidia-smi").exists())
+    shown = make_dry_run("run", path=no_gpu)
+    assert "GGML_CUDA" not in shown and "--flavour cpu" in shown
+
+
+def test_gpu_cpu_forces_the_cpu_build(v100):
+    shown = make_dry_run("run", "GPU=cpu", path=v100)
+    assert "GGML_CUDA" not in shown and "--flavour cpu" in shown
+
+
+def test_a_gpu_without_nvcc_says_what_to_install_then_builds_for_the_cpu(v100):
+    shown = make_dry_run("test", "NVCC=", path=v100)
+    assert "GGML_CUDA" not in shown and "--flavour cpu" in shown
+    assert "nvcc is not: install the CUDA toolkit" in shown
+
+
+def test_the_lock_is_for_the_python_that_runs(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "install_locked.py"), "--python", "3.99"], capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "made for Python 3.99" in done.stderr
