@@ -6,7 +6,7 @@ GIB = 1024**3
 
 
 def render(result: dict) -> str:
-    lines: list[str] = []
+    lines: list[str] = [f"!! {warning}" for warning in result.get("warnings", [])]  # what matters most, first
     if not result["gpus"]:
         lines.append(result["gpu_message"])
     for gpu in result["gpus"]:

@@ -81,6 +81,20 @@ def llama_gpu_offload() -> bool | None:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
+def gpu_build_warning(gpus: list[Gpu] | None = None, offload: bool | None = None) -> str:
+    """'' unless an NVIDIA GPU is here and the installed llama.cpp cannot use it."""
+    gpus = detect_gpus() if gpus is None else gpus
+    offload = llama_gpu_offload() if offload is None else offload
+    if not gpus or offload is not False:
+        return ""
+    cc = gpus[0].compute_capability
+    return (
+        f"{gpus[0].name} is here, but this llama-cpp-python is a CPU-only build: GGUF models run on the CPU, "
+        f"many times slower. Install the CUDA toolkit (nvcc) and run `make run` again: it builds llama.cpp "
+        f"for compute capability {cc} (CMAKE_ARGS='-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={cc.replace('.', '')}')"
+    )
+
+
 def pitfalls(gpu: Gpu) -> list[str]:
     """Known problems of a card, by compute capability."""
     try:
@@ -136,6 +150,11 @@ def kv_bytes_per_token(shape: ModelShape, kv_type: str = "f16") -> float:
     return 2 * shape.layers * shape.kv_heads * shape.head_dim * KV_BYTES[kv_type]
 
 
+def vram_needed(shape: ModelShape, context: int, kv_type: str = "f16") -> int:
+    """Bytes of GPU memory the plan reserves for a model with every layer offloaded."""
+    return int(shape.file_bytes + kv_bytes_per_token(shape, kv_type) * context + OVERHEAD_BYTES)
+
+
 def plan_memory(shape: ModelShape, vram_bytes: int, context: int | None = None) -> MemoryPlan:
     free = vram_bytes - shape.file_bytes - OVERHEAD_BYTES
     per_token = {kind: kv_bytes_per_token(shape, kind) for kind in KV_BYTES}
@@ -164,10 +183,13 @@ def plan_memory(shape: ModelShape, vram_bytes: int, context: int | None = None) 
 
 def report(model: Path | None, vram_gb: float | None, context: int | None, gpus: list[Gpu] | None = None) -> dict:
     gpus = detect_gpus() if gpus is None else gpus
+    offload = llama_gpu_offload()
+    warning = gpu_build_warning(gpus, offload)
     result: dict = {
+        "warnings": [warning] if warning else [],
         "gpus": [asdict(g) | {"pitfalls": pitfalls(g)} for g in gpus],
         "gpu_message": "" if gpus else "no NVIDIA GPU found: CPU mode",
-        "llama_cpp_gpu_offload": llama_gpu_offload(),
+        "llama_cpp_gpu_offload": offload,
     }
     if model is not None:
         shape = read_model_shape(model)

@@ -58,6 +58,9 @@ class MainWindow(QMainWindow):
         self.summary_panel = SummaryPanel(self)
         self.engine_label = QLabel()
         self.library_label = QLabel()
+        self.gpu_warning_label = QLabel(visible=False)  # a GPU the llama.cpp build cannot use
+        self.gpu_warning_label.linkActivated.connect(lambda _link: self.show_doctor_report())
+        self.statusBar().addWidget(self.gpu_warning_label)
         self.statusBar().addWidget(self.engine_label, 1)
         self.statusBar().addPermanentWidget(self.library_label)
         self._toolbar()
@@ -148,19 +151,48 @@ class MainWindow(QMainWindow):
         self.engine_state_changed.emit(state)
 
     def warm_up(self) -> None:
-        def load(_job):
+        def load(_job) -> str:
             backend = self.desk.backend()
             if hasattr(backend, "warm_up"):
                 backend.warm_up()
             self.desk.retriever.warm_up()
+            if backend.name != "llama_cpp":
+                return ""
+            from engine.doctor import gpu_build_warning
+
+            return gpu_build_warning()  # nvidia-smi runs here, on the engine worker, never on the GUI thread
+
+        def ready(warning: str) -> None:
+            self._set_engine("ready")
+            self.show_gpu_warning(warning)
 
         self.workers.submit(
             "engine",
             "warm-up",
             load,
-            lambda _r: self._set_engine("ready"),
+            ready,
             lambda reason: self._set_engine("error", reason + self.tr(" — open Settings to choose another model")),
         )
+
+    def show_gpu_warning(self, warning: str) -> None:
+        """A GPU is here that the llama.cpp build cannot use: say so, with a link to the doctor's report."""
+        self.gpu_warning_label.setVisible(bool(warning))
+        self.gpu_warning_label.setToolTip(warning)
+        self.gpu_warning_label.setText(
+            '<a href="doctor">' + self.tr("⚠ The GPU is not used: see the doctor's report") + "</a>"
+        )
+
+    def show_doctor_report(self) -> None:
+        dialog = QDialog(self)
+        dialog.setWindowTitle(self.tr("Doctor"))
+        dialog.resize(820, 520)
+        browser = QTextBrowser()
+        browser.setPlainText(self.tr("Checking this machine…"))
+        QVBoxLayout(dialog).addWidget(browser)
+        dialog.show()
+        self._doctor_dialog = dialog
+
+        self.workers.submit("engine", "doctor", self._doctor_text, browser.setPlainText, browser.setPlainText)
 
     # -- library --------------------------------------------------------------------------
     def refresh_library(self) -> None:
@@ -505,15 +537,15 @@ class MainWindow(QMainWindow):
         )
 
     def _run_doctor(self, dialog) -> None:
-        def work(_job):
-            from engine.doctor import report
+        self.workers.submit("engine", "doctor", self._doctor_text, dialog.show_doctor, dialog.show_doctor)
 
-            from ..doctor_text import render
+    def _doctor_text(self, _job=None) -> str:
+        from engine.doctor import report
 
-            model = self.desk.settings.llm.model
-            return render(report(Path(model) if model else None, None, self.desk.settings.llm.context))
+        from ..doctor_text import render
 
-        self.workers.submit("engine", "doctor", work, dialog.show_doctor, dialog.show_doctor)
+        model = self.desk.settings.llm.model
+        return render(report(Path(model) if model else None, None, self.desk.settings.llm.context))
 
     # -- closing --------------------------------------------------------------------------
     def closeEvent(self, event) -> None:  # noqa: N802

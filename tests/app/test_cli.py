@@ -146,6 +146,19 @@ def test_doctor_plans_memory_for_a_gguf(tmp_path):
     assert "largest context that fits: 8192 tokens" in human
 
 
+def test_doctor_says_first_when_a_gpu_is_here_that_the_build_cannot_use(tmp_path, monkeypatch):
+    from tests.fake_gpu import fake_nvidia_smi, path_with
+
+    monkeypatch.setenv("PATH", path_with(fake_nvidia_smi(tmp_path / "bin", "7.0")))  # a V100; CI's build is CPU-only
+    lines = run(tmp_path / "lib", "doctor").stdout.splitlines()
+    assert lines[0].startswith("!! Tesla V100-SXM2-32GB is here, but this llama-cpp-python is a CPU-only build")
+    assert "-DCMAKE_CUDA_ARCHITECTURES=70" in lines[0] and lines[1].startswith("GPU: Tesla V100")
+    report = json.loads(run(tmp_path / "lib", "doctor", "--json").stdout)
+    assert report["llama_cpp_gpu_offload"] is False and len(report["warnings"]) == 1
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no GPU: nothing to warn about
+    assert not json.loads(run(tmp_path / "lib", "doctor", "--json").stdout)["warnings"]
+
+
 def test_library_option_works_before_and_after_the_command(tmp_path):
     note = tmp_path / "note.txt"
     note.write_text("A note about the library option.", encoding="utf-8")

@@ -19,7 +19,7 @@ from PySide6.QtCore import (  # noqa: E402
     QUrl,
 )
 from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 
 from app.gui.main_window import MainWindow  # noqa: E402
 from app.services import DocDesk  # noqa: E402
@@ -150,6 +150,22 @@ def test_a_model_that_fails_to_load_is_reported_and_the_app_stays_up(qtbot, tmp_
     assert finished.args[0] is None
     assert "Could not answer" in window.chat_pane.messages[-1]["text"]
     assert window.chat_pane.send.isEnabled()  # ready for the next question
+    window.close()
+
+
+def test_a_gpu_the_build_cannot_use_is_warned_of_with_a_link_to_the_doctor(qtbot, tmp_path, monkeypatch):
+    from tests.fake_gpu import fake_nvidia_smi, path_with
+
+    monkeypatch.setenv("PATH", path_with(fake_nvidia_smi(tmp_path / "bin", "7.0")))  # a V100; this build is CPU-only
+    window = MainWindow(DocDesk(Settings(library=tmp_path / "library")))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.engine_state == "ready" and window.gpu_warning_label.isVisible(), timeout=180_000)
+    assert "GPU is not used" in window.gpu_warning_label.text()
+    assert "CPU-only build" in window.gpu_warning_label.toolTip()
+    window.gpu_warning_label.linkActivated.emit("doctor")
+    browser = window._doctor_dialog.findChild(QTextBrowser)
+    qtbot.waitUntil(lambda: browser.toPlainText().startswith("!! Tesla V100"), timeout=60_000)
     window.close()
 
 

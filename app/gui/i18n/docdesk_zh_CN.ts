@@ -43,27 +43,27 @@
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="138" />
+        <location filename="../chat_pane.py" line="139" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="138" />
+        <location filename="../chat_pane.py" line="139" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="154" />
+        <location filename="../chat_pane.py" line="155" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="154" />
+        <location filename="../chat_pane.py" line="156" />
         <source>Sources</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="171" />
+        <location filename="../chat_pane.py" line="175" />
         <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
@@ -71,17 +71,17 @@
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="41" />
+        <location filename="../viewer.py" line="43" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="48" />
+        <location filename="../viewer.py" line="50" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="65" />
+        <location filename="../viewer.py" line="67" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
     </message>
@@ -124,7 +124,7 @@
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="45" />
+        <location filename="../library_pane.py" line="46" />
         <source>Added</source>
         <translation>添加时间</translation>
     </message>
@@ -139,7 +139,7 @@
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="85" />
+        <location filename="../library_pane.py" line="86" />
         <source>indexed</source>
         <translation>已索引</translation>
     </message>
@@ -167,172 +167,187 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="90" />
+        <location filename="../main_window.py" line="93" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="93" />
+        <location filename="../main_window.py" line="96" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="94" />
+        <location filename="../main_window.py" line="97" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="95" />
+        <location filename="../main_window.py" line="98" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="142" />
+        <location filename="../main_window.py" line="145" />
         <source>Engine: loading the models…</source>
         <translation>引擎：正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="143" />
+        <location filename="../main_window.py" line="146" />
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="144" />
+        <location filename="../main_window.py" line="147" />
         <source>Engine: working…</source>
         <translation>引擎：处理中…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="145" />
+        <location filename="../main_window.py" line="148" />
         <source>Engine error: %1</source>
         <translation>引擎错误：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162" />
+        <location filename="../main_window.py" line="174" />
         <source> — open Settings to choose another model</source>
         <translation> — 请在“设置”中选择其他模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172" />
+        <location filename="../main_window.py" line="182" />
+        <source>⚠ The GPU is not used: see the doctor's report</source>
+        <translation>⚠ 未使用 GPU：查看诊断报告</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="187" />
+        <source>Doctor</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="190" />
+        <source>Checking this machine…</source>
+        <translation>正在检查本机…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="204" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179" />
+        <location filename="../main_window.py" line="211" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181" />
+        <location filename="../main_window.py" line="213" />
         <source>Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="199" />
+        <location filename="../main_window.py" line="231" />
         <source>reading</source>
         <translation>读取中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200" />
+        <location filename="../main_window.py" line="232" />
         <source>embedding</source>
         <translation>嵌入中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201" />
+        <location filename="../main_window.py" line="233" />
         <source>writing</source>
         <translation>写入中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202" />
+        <location filename="../main_window.py" line="234" />
         <source>checking</source>
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="218" />
+        <location filename="../main_window.py" line="250" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="229" />
+        <location filename="../main_window.py" line="261" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="232" />
+        <location filename="../main_window.py" line="264" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="237" />
+        <location filename="../main_window.py" line="269" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="327" />
+        <location filename="../main_window.py" line="359" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="336" />
+        <location filename="../main_window.py" line="368" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="359" />
+        <location filename="../main_window.py" line="391" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="362" />
+        <location filename="../main_window.py" line="395" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="389" />
+        <location filename="../main_window.py" line="421" />
         <source>That document is no longer in the library.</source>
         <translation>该文档已不在文档库中。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="402" />
+        <location filename="../main_window.py" line="434" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="410" />
+        <location filename="../main_window.py" line="442" />
         <source>Only indexed documents can be summarized</source>
         <translation>只能为已索引的文档生成摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="431" />
+        <location filename="../main_window.py" line="463" />
         <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
         <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="439" />
+        <location filename="../main_window.py" line="471" />
         <source>Summary failed: %1</source>
         <translation>摘要失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="464" />
+        <location filename="../main_window.py" line="496" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="479" />
+        <location filename="../main_window.py" line="511" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="496" />
+        <location filename="../main_window.py" line="529" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="504" />
+        <location filename="../main_window.py" line="536" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="521" />
+        <location filename="../main_window.py" line="553" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -466,7 +481,7 @@
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="139" />
+        <location filename="../settings_dialog.py" line="142" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
@@ -509,7 +524,7 @@
         <translation>块</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="78" />
+        <location filename="../summary_panel.py" line="79" />
         <source>combining</source>
         <translation>汇总</translation>
     </message>

@@ -38,6 +38,8 @@ ZH = {
     "Bundled model (SmolLM2-135M, CPU)": "自带模型（SmolLM2-135M，CPU）",
     "Cancel": "取消",
     "Check this machine": "检查本机",
+    "Checking this machine…": "正在检查本机…",
+    "⚠ The GPU is not used: see the doctor's report": "⚠ 未使用 GPU：查看诊断报告",
     "Choose a GGUF model": "选择 GGUF 模型",
     "Context length": "上下文长度",
     "Copy": "复制",
