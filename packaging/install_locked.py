@@ -74,9 +74,10 @@ def installed_version(name: str) -> str | None:
 
 
 def wheel_cache(version: str, flavour: str) -> Path:
-    base = os.environ.get("DOCDESK_WHEEL_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    ) / "docdesk" / "wheels"
+    base = (
+        os.environ.get("DOCDESK_WHEEL_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docdesk" / "wheels"
+    )
     return Path(base) / f"{LLAMA}-{version}-{flavour}"
 
 
@@ -123,7 +124,9 @@ def llama_wheel(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--flavour", default="cpu", help="names the llama-cpp-python build in the cache (cpu, cuda-sm70)")
+    parser.add_argument(
+        "--flavour", default="cpu", help="names the llama-cpp-python build in the cache (cpu, cuda-sm70)"
+    )
     parser.add_argument("--extras", default="dev", help="DocDesk extras to install editable (default: dev)")
     parser.add_argument("--torch-index", default=os.environ.get("DOCDESK_TORCH_INDEX", TORCH_CPU_INDEX))
     parser.add_argument("--build-only", action="store_true", help="only build (or find) the llama-cpp-python wheel")

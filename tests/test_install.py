@@ -74,6 +74,8 @@ def test_a_gpu_without_nvcc_says_what_to_install_then_builds_for_the_cpu(v100):
 
 def test_the_lock_is_for_the_python_that_runs(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "install_locked.py"), "--python", "3.99"], capture_output=True, text=True
+        [sys.executable, str(ROOT / "packaging" / "install_locked.py"), "--python", "3.99"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode != 0 and "made for Python 3.99" in done.stderr

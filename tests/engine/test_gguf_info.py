@@ -34,7 +34,12 @@ def test_metadata_matches_the_gguf_packages_reading():
 
     meta, size = read_metadata(bundled_model_path())
     reader = GGUFReader(str(bundled_model_path()))
-    for key in ("general.architecture", "llama.block_count", "llama.attention.head_count_kv", "tokenizer.chat_template"):
+    for key in (
+        "general.architecture",
+        "llama.block_count",
+        "llama.attention.head_count_kv",
+        "tokenizer.chat_template",
+    ):
         assert meta[key] == reader.fields[key].contents()
     assert meta["tokenizer.ggml.tokens"] is None  # the vocabulary is skipped, not kept
     assert size == bundled_model_path().stat().st_size
