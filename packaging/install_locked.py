@@ -104,7 +104,7 @@ def llama_wheel(
     if sdist is None:
         folder = scratch / "sdist"
         pip(
-            "download", "--no-deps", "--no-binary", ":all:", "--require-hashes", "-d", str(folder),
+            "download", "--no-deps", "--no-build-isolation", "--no-binary", ":all:", "--require-hashes", "-d", str(folder),
             "-r", str(requirements_file([requirement], scratch, "llama.txt")),
         )  # fmt: skip
         sdist = next(folder.glob("*.tar.gz"))
