@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -10,23 +9,29 @@ import pytest
 from engine.backends.llama_cpp import bundled_model_path
 from engine.errors import ModelLoadError
 from engine.gguf_info import read_gguf, read_metadata
-
-
-def mapped(path: Path) -> bool:
-    return str(path) in Path("/proc/self/maps").read_text()
+from tests.native import run_child
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 def test_reading_the_header_leaves_the_file_unmapped_unlike_the_gguf_package():
-    path = bundled_model_path()
-    read_gguf(path)
-    gc.collect()
-    assert not mapped(path)
-    from gguf import GGUFReader
-
-    reader = GGUFReader(str(path))  # what DocDesk used before: a memmap of the whole file
-    assert mapped(path) and reader.fields
-    del reader
+    # A fresh process: in this one, other tests keep the bundled model loaded (mapped) by llama.cpp.
+    code = """
+        import gc, json
+        from pathlib import Path
+        from engine.backends.llama_cpp import bundled_model_path
+        from engine.gguf_info import read_gguf
+        path = bundled_model_path()
+        mapped = lambda: str(path) in Path("/proc/self/maps").read_text()
+        read_gguf(path)
+        gc.collect()
+        ours = mapped()
+        from gguf import GGUFReader
+        reader = GGUFReader(str(path))  # what DocDesk used before: a memmap of the whole file
+        print(json.dumps({"ours": ours, "gguf_package": mapped()}))
+    """
+    result = run_child(code)
+    assert not result.crash, result.describe()
+    assert result.output == {"ours": False, "gguf_package": True}
 
 
 def test_metadata_matches_the_gguf_packages_reading():
