@@ -20,6 +20,16 @@ _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: 
 _STRING, _ARRAY = 8, 9
 _KEEP_ARRAYS_UP_TO = 4096  # per-layer values (head counts of some models); vocabularies are skipped
 _CHUNK = 1 << 20
+# ggml type id -> (values per block, bytes per block), as in ggml's type traits. The header check
+# uses it to see that the file holds all its tensor data; a type missing here is not checked.
+# (The gguf package has the same table, but importing it pulls numpy and more into the process.)
+GGML_BLOCKS = {
+    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 40),
+    10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
+    16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110),
+    22: (256, 82), 23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8),
+    29: (256, 56), 30: (1, 2), 34: (256, 54), 35: (256, 66), 39: (32, 17), 40: (64, 36), 41: (128, 18),
+}  # fmt: skip
 
 
 @dataclass
@@ -109,13 +119,10 @@ class _Cursor:
 
 
 def _tensor_bytes(dims: list[int], ggml_type: int) -> int | None:
-    """Bytes of one tensor, or None for a type this gguf package does not know."""
-    try:
-        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
-        block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
-    except (ImportError, ValueError, KeyError):
+    """Bytes of one tensor, or None for a type not in GGML_BLOCKS."""
+    if ggml_type not in GGML_BLOCKS:
         return None
+    block, size = GGML_BLOCKS[ggml_type]
     elements = 1
     for d in dims:
         elements *= d

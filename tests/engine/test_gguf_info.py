@@ -57,3 +57,11 @@ def test_a_file_cut_anywhere_is_named_damaged(tmp_path):
         broken.write_bytes(data[:cut])
         with pytest.raises(ModelLoadError, match="damaged GGUF"):
             read_gguf(broken)
+
+
+def test_the_block_table_is_ggmls():
+    from gguf.constants import GGML_QUANT_SIZES
+
+    from engine.gguf_info import GGML_BLOCKS
+
+    assert {int(k): v for k, v in GGML_QUANT_SIZES.items()} == GGML_BLOCKS
