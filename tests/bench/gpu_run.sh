@@ -60,7 +60,8 @@ measure)
   out="${OUT:-$work/out}"
   mkdir -p "$out"
   python3 -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__, 'gpu offload', llama_cpp.llama_supports_gpu_offload())"
-  DOCDESK_SYNTHETIC_GGUF="$work/synthetic-32b.gguf" DOCDESK_GPU_REPORT="$out/gpu-vs-cpu.json" \
+  # no third-party pytest plugins: the image has jaxtyping and others that import jax and numpy first
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 DOCDESK_SYNTHETIC_GGUF="$work/synthetic-32b.gguf" DOCDESK_GPU_REPORT="$out/gpu-vs-cpu.json" \
     python3 -m pytest -m gpu tests/engine/test_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-gpu.txt" || true
   bench=$(find "$work/build" -name llama-bench -type f -perm -u+x | head -1)
   python3 tests/bench/bench_gpu.py --model "$work/synthetic-32b.gguf" --llama-bench "$bench" \
