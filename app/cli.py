@@ -178,6 +178,10 @@ def _apply_model_flags(desk, args) -> None:
     llm.model = args.model or llm.model
     if args.url:
         llm.url, llm.backend = args.url, args.backend or "openai"
+    if llm.backend == "llama_cpp":  # before search or ingest import numpy: see load_native_library
+        from engine.backends.llama_cpp import load_native_library
+
+        load_native_library()
 
 
 def _write(text: str) -> None:

@@ -6,8 +6,6 @@ import re
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ingest.cjk import CJK_RANGES
 from ingest.embedding import Embedder
 from ingest.keywords import query_tokens
@@ -100,6 +98,8 @@ class HybridRetriever:
         ids, blobs = self.library.doc_embeddings(doc_ids, self.embedder.name)
         if not ids:
             return []
+        import numpy as np  # lazy: see engine.backends.llama_cpp.load_native_library
+
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
         scores = matrix @ vector
         order = np.argsort(-scores)[:k]

@@ -8,11 +8,12 @@ import os
 import threading
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import EmbeddingModelError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,8 @@ class SentenceTransformerEmbedder:
         return int(getter())
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np  # lazy, like torch: see engine.backends.llama_cpp.load_native_library
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model

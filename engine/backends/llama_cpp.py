@@ -40,6 +40,21 @@ def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return re.search(r"^flags\s*:.*\bamx_int8\b", text, re.MULTILINE) is not None
 
 
+def load_native_library() -> bool:
+    """Load llama.cpp's shared libraries now (False: llama-cpp-python is not installed).
+
+    On the H200 machine a CUDA build's model load segfaulted whenever numpy had been imported
+    before llama.cpp's libraries were loaded (tests/bench/results/gpu-h200-load-probe.txt), and
+    ingest, search and the embedder all import numpy. A process that will run the in-process
+    model therefore loads the libraries first; llama_cpp imports numpy itself only after them.
+    """
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @contextmanager
 def _model_params(**fields):
     """Model parameters that `Llama()` does not take as arguments (it drops unknown keywords).
@@ -102,6 +117,7 @@ class LlamaCppBackend:
             raise ModelNotFound(f"model file not found: {self.path} (set the path to a .gguf file in the settings)")
         if kv_cache not in KV_TYPES:
             raise ModelLoadError(f"unknown KV-cache type {kv_cache!r}: use one of {', '.join(KV_TYPES)}")
+        load_native_library()  # before anything else in this process imports numpy (see there)
         self.info = read_gguf(self.path)  # validates the file and gives the training context, cheaply
         if not self.info.chat_template:
             raise ModelLoadError(

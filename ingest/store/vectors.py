@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .library import Library
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ class VectorIndex:
         if not force and self._index is None and self.path.exists() and stored == self._current_signature():
             return False  # nothing changed since the last write: skip loading FAISS at all
         import faiss
+        import numpy as np
 
         ids = self.library.passage_ids(self.embed_model)
         index = self._index
@@ -112,5 +115,7 @@ class VectorIndex:
         index = self.index()
         if index.ntotal == 0:
             return []
+        import numpy as np
+
         scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]

@@ -56,3 +56,31 @@ def test_amx_is_read_from_the_cpu_flags(tmp_path):
     epyc = tmp_path / "epyc"
     epyc.write_text("processor\t: 0\nflags\t\t: fpu avx2 fma\nbugs\t\t: amx_int8_not_a_flag\n")
     assert cpu_has_amx(sapphire) and not cpu_has_amx(epyc) and not cpu_has_amx(tmp_path / "missing")
+
+
+def _first_import(log: str, module: str) -> int:
+    """Line of `python -X importtime` output where module is first imported (-1: never)."""
+    lines = [line.split("|")[-1].strip() for line in log.splitlines() if line.startswith("import time:")]
+    return lines.index(module) if module in lines else -1
+
+
+@pytest.mark.parametrize("command", [["ask", "What does DocDesk need?"], ["chat", "Say hi."]])
+def test_a_model_command_loads_llama_cpp_before_numpy(tmp_path, command):
+    """On the H200 machine a model load crashed once numpy was imported first: a process that
+    runs the in-process model loads llama.cpp's libraries before search or ingest import numpy."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, SAMPLES
+
+    env = dict(os.environ, DOCDESK_HOME=str(tmp_path / "lib"))
+    subprocess.run([sys.executable, "-m", "app", "add", str(SAMPLES / "docdesk-guide.md")], env=env, check=True,
+                   capture_output=True, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "app", *command, "--json"],
+        env=env, capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    llama, numpy = _first_import(done.stderr, "llama_cpp.llama_cpp"), _first_import(done.stderr, "numpy")
+    assert 0 <= llama < numpy, (llama, numpy)
