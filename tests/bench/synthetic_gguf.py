@@ -48,6 +48,8 @@ class Shape:
 SHAPES = {
     # Qwen2.5-32B: the size of model DocDesk's users run in 4 bits on one GPU.
     "qwen2-32b": Shape("qwen2", 5120, 64, 40, 8, 27648, 32768, qkv_bias=True, output_bias=True),
+    # A few MB of layers behind a real vocabulary: for the cost of sampling per token.
+    "qwen2-tiny": Shape("qwen2", 256, 2, 4, 2, 512, 4096, qkv_bias=True, output_bias=True),
     # About 0.7 GB: large enough that a load maps real gigabytes, small enough for CI's CPU.
     "llama-1b": Shape("llama", 2048, 16, 16, 4, 8192, 8192, rope_base=10_000.0),
 }

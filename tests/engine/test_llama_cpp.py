@@ -107,3 +107,22 @@ def test_a_gguf_without_chat_template_is_refused(tmp_path):
     )
     with pytest.raises(ModelLoadError, match="no chat template"):
         LlamaCppBackend(str(stripped))
+
+
+def test_the_sampler_chain_puts_top_k_first_and_keeps_greedy_answers(backend):
+    """DocDesk's chain (top-k before the repetition penalty) against llama-cpp-python's own."""
+    import llama_cpp.llama_cpp as native
+    from llama_cpp import Llama
+
+    prompts = ["Name three colours.", "What is a library for?", "写一句关于春天的话。"]
+    ours = ["".join(backend.stream_chat(ask(p, max_tokens=40, temperature=0.0))) for p in prompts]
+    first = native.llama_sampler_chain_get(backend._llm._sampler.sampler, 0)
+    assert native.llama_sampler_name(first) == b"top-k"
+    backend._llm._init_sampler = Llama._init_sampler.__get__(backend._llm)  # llama-cpp-python's chain
+    try:
+        upstream = ["".join(backend.stream_chat(ask(p, max_tokens=40, temperature=0.0))) for p in prompts]
+    finally:
+        from engine.backends.llama_cpp import _sampler_factory
+
+        backend._llm._init_sampler = _sampler_factory(backend._llm)
+    assert ours == upstream
