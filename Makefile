@@ -71,6 +71,7 @@ bench: $(INSTALLED)
 	$(BIN)/python tests/bench/bench_ingest.py
 	$(BIN)/python tests/bench/bench_search.py
 	$(BIN)/python tests/bench/bench_backends.py
+	$(BIN)/python tests/bench/bench_sampling.py
 	$(BIN)/python tests/bench/bench_answer.py
 	$(BIN)/python tests/bench/bench_summarize.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/bench/bench_gui.py
