@@ -35,7 +35,7 @@ UV := uv==0.13.9
 PIP_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
 TORCH_SOURCE = $(if $(PIP_FIND_LINKS),$(addprefix --find-links ,$(PIP_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: run test lint bench eval clean samples screenshots dist dist-test lock llama-flags
+.PHONY: run test lint bench eval clean samples screenshots dist dist-test lock llama-flags llama-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ run: $(INSTALLED)
 	@echo "$(LLAMA_NOTE); CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)"
 	$(BIN)/docdesk
 
+# llama.cpp's own server (the llama_server backend), built from the llama.cpp that the locked
+# llama-cpp-python vendors, with the same flags, into ~/.cache/docdesk/llama-server/.
+llama-server: $(INSTALLED)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python packaging/install_locked.py --llama-server --flavour $(LLAMA_FLAVOUR)
+
 llama-flags:  # what this machine's llama-cpp-python build gets: flavour, then CMake flags
 	@echo "$(LLAMA_FLAVOUR) $(LLAMA_CMAKE_ARGS)"
 
@@ -63,7 +68,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check app engine ingest tests packaging
 	$(BIN)/lint-imports
 
-test: lint
+test: lint llama-server
 	@echo "$(LLAMA_NOTE); CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)"
 	$(BIN)/python -m pytest
 

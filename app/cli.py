@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
 
     model = argparse.ArgumentParser(add_help=False)
-    model.add_argument("--backend", choices=["llama_cpp", "openai", "vllm"])
+    model.add_argument("--backend", choices=["llama_cpp", "llama_server", "openai", "vllm"])
     model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
     model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
 

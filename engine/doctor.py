@@ -155,6 +155,13 @@ def vram_needed(shape: ModelShape, context: int, kv_type: str = "f16") -> int:
     return int(shape.file_bytes + kv_bytes_per_token(shape, kv_type) * context + OVERHEAD_BYTES)
 
 
+def slot_plan(shape: ModelShape, vram_bytes: int, context: int, kv_type: str = "q8_0", most: int = 16) -> int:
+    """How many parallel slots of `context` tokens llama-server can hold beside the weights (≥ 1)."""
+    free = vram_bytes - shape.file_bytes - OVERHEAD_BYTES
+    per_slot = kv_bytes_per_token(shape, kv_type) * context
+    return max(1, min(most, int(free // per_slot))) if per_slot and free > 0 else 1
+
+
 def plan_memory(shape: ModelShape, vram_bytes: int, context: int | None = None) -> MemoryPlan:
     free = vram_bytes - shape.file_bytes - OVERHEAD_BYTES
     per_token = {kind: kv_bytes_per_token(shape, kind) for kind in KV_BYTES}
@@ -168,6 +175,12 @@ def plan_memory(shape: ModelShape, vram_bytes: int, context: int | None = None) 
         "llama_cpp": f'gpu_layers = -1, context = {use}, flash_attention = true, kv_cache = "{kv}"',
         "vllm": f"--max-model-len {min(use, max_context['f16'])} --gpu-memory-utilization 0.90",
     }
+    if use:
+        slots = slot_plan(shape, vram_bytes, use, "q8_0")
+        flags["llama_server"] = (
+            f"--parallel {slots} --ctx-size {slots * use} --cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on "
+            f"({slots} answers at once, {use} tokens each)"
+        )
     return MemoryPlan(
         shape.name,
         shape.file_bytes,

@@ -73,12 +73,59 @@ def installed_version(name: str) -> str | None:
         return None
 
 
+def cache_root() -> Path:
+    """DocDesk's build cache: DOCDESK_CACHE, else the platform's (~/.cache/docdesk on Linux)."""
+    if os.environ.get("DOCDESK_CACHE"):
+        return Path(os.environ["DOCDESK_CACHE"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docdesk"
+
+
 def wheel_cache(version: str, flavour: str) -> Path:
-    base = (
-        os.environ.get("DOCDESK_WHEEL_CACHE")
-        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "docdesk" / "wheels"
-    )
+    base = os.environ.get("DOCDESK_WHEEL_CACHE") or cache_root() / "wheels"
     return Path(base) / f"{LLAMA}-{version}-{flavour}"
+
+
+def locked_sdist(requirement: str, scratch: Path) -> Path:
+    """The lock's llama-cpp-python sdist, hash-checked."""
+    folder = scratch / "sdist"
+    pip(
+        "download", "--no-deps", "--no-build-isolation", "--no-binary", ":all:", "--require-hashes", "-d", str(folder),
+        "-r", str(requirements_file([requirement], scratch, "llama.txt")),
+    )  # fmt: skip
+    return next(folder.glob("*.tar.gz"))
+
+
+def llama_server(requirement: str, flavour: str, cmake_args: str, scratch: Path, sdist: Path | None = None) -> Path:
+    """llama.cpp's `llama-server`, built from the llama.cpp that the locked llama-cpp-python
+    vendors (the same code as the in-process backend), once per version and flavour."""
+    import shutil
+    import tarfile
+
+    version = version_of(requirement)
+    target = cache_root() / "llama-server" / f"{version}-{flavour}" / "llama-server"
+    if target.is_file():
+        print(f"llama-server {version} ({flavour}): cached {target}", flush=True)
+        return target
+    print(f"llama-server {version} ({flavour}): building once, {cmake_args!r} (several minutes)", flush=True)
+    sdist = sdist or locked_sdist(requirement, scratch)
+    if sdist.is_file():
+        with tarfile.open(sdist) as archive:
+            archive.extractall(scratch / "src", filter="data")
+        sdist = next((scratch / "src").iterdir())
+    flags = [f for f in cmake_args.split() if not f.startswith("-DLLAVA")]  # llama-cpp-python's own option
+    build = scratch / "build"
+    cmake = ["cmake", "-S", str(sdist / "vendor" / "llama.cpp"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"]
+    cmake += ["-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_UI=OFF"]
+    cmake += ["-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_OPENSSL=OFF", *flags]
+    print("+ " + " ".join(cmake), flush=True)
+    subprocess.run(cmake, check=True, stdout=subprocess.DEVNULL)
+    jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
+    subprocess.run(["cmake", "--build", str(build), "--target", "llama-server", "-j", jobs], check=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(build / "bin" / "llama-server", target.with_suffix(".tmp"))
+    target.with_suffix(".tmp").replace(target)  # a half-copied binary is never found as built
+    (target.parent / "CMAKE_ARGS").write_text(" ".join(flags) + "\n", encoding="utf-8")
+    return target
 
 
 def llama_wheel(
@@ -101,13 +148,7 @@ def llama_wheel(
         print(f"{LLAMA} {version} ({flavour}): cached wheel {found[-1]}", flush=True)
         return found[-1]
     print(f"{LLAMA} {version} ({flavour}): building once, CMAKE_ARGS={cmake_args!r} (several minutes)", flush=True)
-    if sdist is None:
-        folder = scratch / "sdist"
-        pip(
-            "download", "--no-deps", "--no-build-isolation", "--no-binary", ":all:", "--require-hashes", "-d", str(folder),
-            "-r", str(requirements_file([requirement], scratch, "llama.txt")),
-        )  # fmt: skip
-        sdist = next(folder.glob("*.tar.gz"))
+    sdist = sdist or locked_sdist(requirement, scratch)
     built = scratch / "wheel"
     env = dict(os.environ, CMAKE_ARGS=cmake_args)
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
@@ -130,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extras", default="dev", help="DocDesk extras to install editable (default: dev)")
     parser.add_argument("--torch-index", default=os.environ.get("DOCDESK_TORCH_INDEX", TORCH_CPU_INDEX))
     parser.add_argument("--build-only", action="store_true", help="only build (or find) the llama-cpp-python wheel")
+    parser.add_argument("--llama-server", action="store_true", help="only build (or find) llama.cpp's llama-server")
     parser.add_argument("--sdist", type=Path, help="a local llama-cpp-python sdist, for a machine without network")
     parser.add_argument("--build-dir", type=Path, help="keep llama-cpp-python's CMake build tree here")
     parser.add_argument("--python", help="the Python version the lock was made for (X.Y); another one is refused")
@@ -147,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="docdesk-install-") as tmp:
         scratch = Path(tmp)
+        if args.llama_server:
+            print(llama_server(pins[LLAMA], args.flavour, cmake_args, scratch, args.sdist))
+            return 0
         if args.build_only:
             print(llama_wheel(pins[LLAMA], args.flavour, cmake_args, scratch, args.sdist, args.build_dir))
             return 0

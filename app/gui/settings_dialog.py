@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-BACKENDS = ["bundled", "gguf", "vllm", "openai"]
+BACKENDS = ["bundled", "gguf", "llama_server", "vllm", "openai"]
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 
 
@@ -64,20 +64,16 @@ class SettingsDialog(QDialog):
         labels = [
             self.tr("Bundled model (SmolLM2-135M, CPU)"),
             self.tr("GGUF file (llama.cpp)"),
+            self.tr("GGUF file, several answers at once (llama-server, started by DocDesk)"),
             self.tr("vLLM (started by DocDesk)"),
             self.tr("OpenAI-compatible server"),
         ]
         for key, label in zip(BACKENDS, labels, strict=True):
             self.backend.addItem(label, key)
-        kind = (
-            "openai"
-            if llm.backend == "openai"
-            else "vllm"
-            if llm.backend == "vllm"
-            else "gguf"
-            if llm.model
-            else "bundled"
-        )
+        if llm.backend in ("openai", "vllm", "llama_server"):
+            kind = llm.backend
+        else:
+            kind = "gguf" if llm.model else "bundled"
         self.backend.setCurrentIndex(BACKENDS.index(kind))
         self.model = QLineEdit(llm.model or "")
         self.model.setPlaceholderText(self.tr("GGUF file, served model name, or Hugging Face model for vLLM"))
@@ -93,15 +89,18 @@ class SettingsDialog(QDialog):
         self.gpu_layers.setSpecialValueText(self.tr("all"))
         self.context = QSpinBox(minimum=0, maximum=1_048_576, singleStep=1024, value=llm.context or 0)
         self.context.setSpecialValueText(self.tr("model default"))
+        self.slots = QSpinBox(minimum=0, maximum=64, value=llm.slots or 0)
+        self.slots.setSpecialValueText(self.tr("as many as fit"))
         self.kv_cache = QComboBox()
-        self.kv_cache.addItems(["f16", "q8_0"])
-        self.kv_cache.setCurrentText(llm.kv_cache)
+        self.kv_cache.addItems(["auto", "f16", "q8_0"])
+        self.kv_cache.setCurrentText(llm.kv_cache or "auto")
         form.addRow(self.tr("Backend"), self.backend)
         form.addRow(self.tr("Model"), model_row)
         form.addRow(self.tr("Server URL"), self.url)
         form.addRow(self.tr("vLLM options"), self.vllm_options)
         form.addRow(self.tr("GPU layers"), self.gpu_layers)
         form.addRow(self.tr("Context length"), self.context)
+        form.addRow(self.tr("Parallel answers (llama-server)"), self.slots)
         form.addRow(self.tr("KV cache"), self.kv_cache)
         self.test = QPushButton(self.tr("Test"))
         self.test.clicked.connect(lambda: self.test_requested.emit(self.collect()))
@@ -166,7 +165,8 @@ class SettingsDialog(QDialog):
         llm.url = self.url.text().strip() or llm.url
         llm.gpu_layers = self.gpu_layers.value()
         llm.context = self.context.value() or None
-        llm.kv_cache = self.kv_cache.currentText()
+        llm.slots = self.slots.value() or None
+        llm.kv_cache = None if self.kv_cache.currentText() == "auto" else self.kv_cache.currentText()
         llm.vllm = parse_options(self.vllm_options.text())
         settings.library = Path(self.library_path.text().strip() or str(settings.library)).expanduser()
         settings.embedding_model = self.embedding.text().strip() or None

@@ -9,7 +9,7 @@ from .base import Backend, ChatRequest, GenerationStats, Message
 
 __all__ = ["Backend", "ChatRequest", "GenerationStats", "LlmSettings", "Message", "create_backend"]
 
-BACKENDS = ("llama_cpp", "openai", "vllm")
+BACKENDS = ("llama_cpp", "llama_server", "openai", "vllm")
 
 
 @dataclass
@@ -23,7 +23,7 @@ class LlmSettings:
     threads: int | None = None
     batch: int = 512
     flash_attention: bool | None = None
-    kv_cache: str = "f16"
+    kv_cache: str | None = None  # "f16" | "q8_0"; None: f16 in process, q8_0 with flash attention on a GPU server
     mlock: bool = False
     cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights (AMX/AVX); None: off on AMX CPUs
     url: str = "http://127.0.0.1:8000"
@@ -32,6 +32,9 @@ class LlmSettings:
     connect_timeout: float = 5.0
     read_timeout: float = 120.0
     vllm: dict = field(default_factory=dict)  # VllmSettings fields
+    llama_server: str | None = None  # llama_server: the executable (None: PATH, then `make llama-server`'s)
+    slots: int | None = None  # llama_server: parallel slots (None: from the memory plan)
+    server_port: int | None = None  # llama_server: its port (None: a free one)
 
 
 def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16: bool | None = None) -> Backend:
@@ -47,10 +50,27 @@ def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16:
             settings.threads,
             settings.batch,
             settings.flash_attention,
-            settings.kv_cache,
+            settings.kv_cache or "f16",
             settings.mlock,
             settings.cpu_repack,
         )
+    if settings.backend == "llama_server":
+        from .llama_cpp import bundled_model_path
+        from .llama_server import LlamaServer, LlamaServerSettings
+
+        options = LlamaServerSettings(
+            model=Path(settings.model).expanduser() if settings.model else bundled_model_path(),
+            executable=settings.llama_server,
+            slots=settings.slots,
+            context=settings.context,
+            gpu_layers=settings.gpu_layers,
+            flash_attention=settings.flash_attention,
+            kv_cache=settings.kv_cache,
+            threads=settings.threads,
+            port=settings.server_port,
+        )
+        # The server's log goes beside the library, where a user looks first.
+        return LlamaServer(options, log_dir or Path.cwd()).start()
     if settings.backend == "openai":
         from .openai_http import OpenAIBackend
 

@@ -9,12 +9,14 @@ the vLLM and the llama.cpp server backends.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import signal
 import socket
 import subprocess
 import time
+import weakref
 from collections import deque
 from pathlib import Path
 
@@ -22,6 +24,13 @@ from ..errors import BackendUnavailable, ServerError
 from .openai_http import OpenAIBackend
 
 log = logging.getLogger(__name__)
+_RUNNING: weakref.WeakSet = weakref.WeakSet()  # servers still up when Python exits are stopped then
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.close()
 
 
 def free_port() -> int:
@@ -76,6 +85,7 @@ class ManagedServer(OpenAIBackend):
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: stopped as a whole
         )
+        _RUNNING.add(self)
         self._wait_healthy()
         return self
 
@@ -126,6 +136,7 @@ class ManagedServer(OpenAIBackend):
     def close(self) -> None:
         super().close()
         process, self._process = self._process, None
+        _RUNNING.discard(self)
         if process is None:
             return
         if process.poll() is None:

