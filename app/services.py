@@ -12,6 +12,7 @@ from ingest.embedding import SentenceTransformerEmbedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.store.library import DocumentRow, Library
+from ingest.store.vectors import VectorIndex
 
 from .settings import Settings
 
@@ -20,6 +21,15 @@ class DocDesk:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._backend = None
+        self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
+
+    def _one_embedding_model(self, on_progress=None) -> None:
+        """Re-embed what another model embedded, so vectors of two models are never searched
+        together; the documents are scanned again only after the library changed."""
+        if self._one_model_at == self.library.version():
+            return
+        self.ingestor(on_progress).reembed_stale()
+        self._one_model_at = self.library.version()
 
     @cached_property
     def library(self) -> Library:
@@ -33,13 +43,18 @@ class DocDesk:
         )
 
     @cached_property
+    def vectors(self) -> VectorIndex:
+        """The library's one dense index in this process: every ingestor and the retriever use it."""
+        return VectorIndex(self.library, self.embedder)
+
+    @cached_property
     def retriever(self) -> HybridRetriever:
-        return HybridRetriever(self.library, self.embedder)
+        return HybridRetriever(self.library, self.embedder, self.vectors)
 
     def ingestor(
         self, on_progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None
     ) -> Ingestor:
-        return Ingestor(self.library, self.embedder, on_progress, cancel)
+        return Ingestor(self.library, self.embedder, on_progress, cancel, vectors=self.vectors)
 
     def add(self, paths: Iterable[Path], password: str | None = None, on_progress=None, cancel=None) -> AddReport:
         return self.ingestor(on_progress, cancel).add(paths, password)
@@ -57,13 +72,13 @@ class DocDesk:
         return doc
 
     def search(self, query: str, k: int = 10, doc_ids: list[str] | None = None, on_progress=None) -> SearchResult:
-        self.ingestor(on_progress).reembed_stale()  # never search vectors of two models at once
+        self._one_embedding_model(on_progress)
         return self.retriever.search(query, k, doc_ids)
 
     def answerer(self):
         from engine.answer import Answerer
 
-        self.ingestor().reembed_stale()
+        self._one_embedding_model()
         return Answerer(self.retriever, self.backend(), self.settings.answers)
 
     @cached_property

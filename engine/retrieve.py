@@ -75,16 +75,11 @@ def dense_weight(query: str, multilingual: bool) -> float:
 
 
 class HybridRetriever:
-    def __init__(self, library: Library, embedder: Embedder) -> None:
+    def __init__(self, library: Library, embedder: Embedder, vectors: VectorIndex | None = None) -> None:
         self.library = library
         self.embedder = embedder
-        self._vectors: VectorIndex | None = None
-
-    @property
-    def vectors(self) -> VectorIndex:
-        if self._vectors is None:
-            self._vectors = VectorIndex(self.library, self.embedder.name, self.embedder.dim)
-        return self._vectors
+        # The library's dense index: the façade hands its own, shared with the ingestor.
+        self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
 
     def warm_up(self) -> None:
         self.embedder.encode(["warm up"])

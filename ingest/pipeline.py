@@ -101,9 +101,12 @@ class Ingestor:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         read_in_subprocess: bool = True,
+        vectors: VectorIndex | None = None,
     ) -> None:
         self.library = library
         self.embedder = embedder
+        # The library's dense index: the façade hands its own, shared with the retriever.
+        self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
         self.chunker = Chunker(embedder.token_offsets, embedder.max_tokens)
         self.on_progress = on_progress or (lambda progress: None)
         self.cancel = cancel or threading.Event()
@@ -178,11 +181,10 @@ class Ingestor:
         return len(stale)
 
     def refresh_vectors(self) -> bool:
-        dim = self.library.meta("embedding_dim")
-        if dim is None:
-            return False
+        if self.library.meta("embedding_dim") is None:
+            return False  # nothing was ever embedded
         started = time.perf_counter()
-        changed = VectorIndex(self.library, self.embedder.name, int(dim)).refresh()
+        changed = self.vectors.refresh()
         self._time("vectors", started)
         return changed
 
@@ -191,6 +193,8 @@ class Ingestor:
         if self.library.meta("embedding_model") != self.embedder.name:
             self.library.set_meta("embedding_model", self.embedder.name)
             self.library.set_meta("embedding_max_tokens", str(self.embedder.max_tokens))
+            if self.library.meta("embedding_dim") is not None:  # another model's size before
+                self.library.set_meta("embedding_dim", str(self.embedder.dim))
 
     def _plan(self, files, folder_ids, report: AddReport) -> list[_Job]:
         started = time.perf_counter()

@@ -129,6 +129,10 @@ class Library:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise LibraryError(f"cannot open the library at {self.folder}: {reason}") from exc
         self._lock = threading.RLock()
+        self._commits = 0  # this connection's; PRAGMA data_version counts other connections'
+        self._passage_total: int | None = None  # kept until the library changes
+        self._passage_total_at: tuple[int, int] | None = None
+        self._vocab_ready = False
 
     def close(self) -> None:
         self.conn.close()
@@ -136,7 +140,6 @@ class Library:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._passage_total = None  # any write may change it
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
@@ -144,6 +147,16 @@ class Library:
                 self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+            self._commits += 1
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever anything commits to this library, here or in another process.
+
+        Caches derived from its tables (the FAISS index, the passage total) compare it instead
+        of re-reading the tables on every search.
+        """
+        with self._lock:
+            return self._commits, self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     # -- meta -------------------------------------------------------------------
     def meta(self, key: str, default: str | None = None) -> str | None:
@@ -402,7 +415,7 @@ class Library:
     def keyword_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(passage count, {token: passages containing it}) from the FTS5 index, for IDF weights."""
         with self._lock:
-            if not getattr(self, "_vocab_ready", False):
+            if not self._vocab_ready:
                 # fts5vocab reads the index's own term statistics; a temp table costs nothing on disk.
                 self.conn.execute(
                     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, passages_fts, row)"
@@ -415,8 +428,10 @@ class Library:
                 f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
             ):
                 counts[term] = docs
-        if getattr(self, "_passage_total", None) is None:
+        version = self.version()
+        if self._passage_total is None or self._passage_total_at != version:
             self._passage_total = self.passage_count()  # a scan of 100k rows: kept until the next write
+            self._passage_total_at = version
         return self._passage_total, counts
 
     def passage_count(self, embed_model: str | None = None) -> int:

@@ -4,6 +4,11 @@ It is written to a temporary file and renamed into place, and its signature (mod
 passage count, highest passage id) is recorded in SQLite after the rename. Whenever
 the signature, the id set or the dimension disagrees with SQLite, it is brought back
 in line from SQLite, so a crash at any moment costs at most a rebuild.
+
+One VectorIndex per library and process (the façade owns it and hands it to the ingestor
+and the retriever). The loaded index also notices writes it was not told about, from
+another process or another object on the same library: `Library.version()` changes with
+every commit, and only then is the signature read again.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from typing import TYPE_CHECKING
 
 from .library import Library
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..embedding import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +33,24 @@ SIGNATURE_KEY = "faiss_signature"
 
 
 class VectorIndex:
-    def __init__(self, library: Library, embed_model: str, dim: int) -> None:
+    def __init__(self, library: Library, embedder: Embedder) -> None:
         self.library = library
-        self.embed_model = embed_model
-        self.dim = dim
+        self.embedder = embedder
+        self.embed_model = embedder.name
         self.path = library.folder / INDEX_NAME
         self._index = None
+        self._synced_at: tuple[int, int] | None = None  # library.version() when last known in line
+        self._held: dict | None = None  # the signature of what the loaded index holds
+        self._lock = threading.RLock()  # the ingest thread refreshes while a search reads
+
+    @property
+    def dim(self) -> int:
+        # From the library when it was embedded with this model: a removal need not load the model.
+        if self.library.meta("embedding_model") == self.embed_model:
+            stored = self.library.meta("embedding_dim")
+            if stored is not None:
+                return int(stored)
+        return self.embedder.dim
 
     def _signature(self, ids: list[int]) -> dict:
         return {"model": self.embed_model, "dim": self.dim, "count": len(ids), "max_id": ids[-1] if ids else 0}
@@ -50,27 +70,43 @@ class VectorIndex:
 
     def index(self):
         """The in-memory index, loaded from disk or repaired from SQLite as needed."""
-        if self._index is not None:
-            return self._index
-        import faiss
+        with self._lock:
+            if self._index is not None:
+                if self._synced_at != self.library.version():
+                    self.refresh()  # the library changed since: bring the loaded index in line
+                return self._index
+            import faiss
 
-        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
-        if self.path.exists() and stored == self._current_signature():
-            try:
-                index = faiss.read_index(str(self.path))
-                if index.d == self.dim and index.ntotal == stored["count"]:
-                    self._index = index
-                    return index
-            except RuntimeError as exc:
-                log.warning("vector cache unreadable, rebuilding: %s", exc)
-        self.refresh(force=True)
-        return self._index
+            version = self.library.version()
+            stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+            if self.path.exists() and stored == self._current_signature():
+                try:
+                    index = faiss.read_index(str(self.path))
+                    if index.d == self.dim and index.ntotal == stored["count"]:
+                        self._index, self._synced_at, self._held = index, version, stored
+                        return index
+                except RuntimeError as exc:
+                    log.warning("vector cache unreadable, rebuilding: %s", exc)
+            self.refresh(force=True)
+            return self._index
 
     def refresh(self, force: bool = False) -> bool:
         """Make the index match SQLite, adding and removing only what differs. True if it changed."""
-        stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
-        if not force and self._index is None and self.path.exists() and stored == self._current_signature():
-            return False  # nothing changed since the last write: skip loading FAISS at all
+        with self._lock:
+            version = self.library.version()  # before reading: a commit after it is seen next time
+            stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+            current = self._current_signature()
+            if not force and stored == current:
+                if self._index is None and self.path.exists():
+                    return False  # nothing changed since the last write: skip loading FAISS at all
+                if self._index is not None and self._held == current:
+                    self._synced_at = version  # ids only grow (AUTOINCREMENT): same count and max, same set
+                    return False
+            changed = self._bring_in_line(stored)
+            self._synced_at = version
+            return changed
+
+    def _bring_in_line(self, stored: dict) -> bool:
         import faiss
         import numpy as np
 
@@ -94,8 +130,8 @@ class VectorIndex:
         for batch_ids, blobs in self.library.embeddings(missing.tolist()):
             vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
             index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
-        self._index = index
         signature = self._signature(ids)
+        self._index, self._held = index, signature
         changed = bool(len(stale) or len(missing)) or stored != signature or not self.path.exists()
         if changed:
             self._write(index)
@@ -112,10 +148,11 @@ class VectorIndex:
         os.replace(temporary, self.path)
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        index = self.index()
-        if index.ntotal == 0:
-            return []
         import numpy as np
 
-        scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
+        with self._lock:  # a refresh must not change the index under a search
+            index = self.index()
+            if index.ntotal == 0:
+                return []
+            scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]

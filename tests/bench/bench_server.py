@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     from engine.backends.llama_server import LlamaServer, LlamaServerSettings
 
     logs = Path(tempfile.mkdtemp(prefix="docdesk-server-logs-"))
-    server = LlamaServer(LlamaServerSettings(args.model, args.llama_server, slots=args.slots, context=args.context), logs).start()
+    server = LlamaServer(
+        LlamaServerSettings(args.model, args.llama_server, slots=args.slots, context=args.context), logs
+    ).start()
     try:
         results: dict = {"model": args.model.name, "command": " ".join(server.command), "plan": vars(server.plan)}
         runs = [concurrent_rate(server, c, args.tokens) for c in args.concurrency if c <= args.slots]

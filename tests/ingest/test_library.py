@@ -108,16 +108,16 @@ def test_switching_embedding_model_reembeds_instead_of_mixing(library, embedder,
     assert library.meta("embedding_model") == other.name
     assert any(e.stage == "reembedding" for e in events)
     switched.refresh_vectors()
-    assert VectorIndex(library, other.name, other.dim).index().ntotal == library.passage_count()
+    assert VectorIndex(library, other).index().ntotal == library.passage_count()
 
 
 def test_vector_cache_is_rebuilt_when_missing_or_corrupt(library, embedder, tmp_path):
     Ingestor(library, embedder).add([_write(tmp_path / "x.txt", "Vectors are a cache of the database.")])
     path = library.folder / INDEX_NAME
     path.write_bytes(b"garbage")
-    assert VectorIndex(library, embedder.name, embedder.dim).index().ntotal == 1
+    assert VectorIndex(library, embedder).index().ntotal == 1
     path.unlink()
-    assert VectorIndex(library, embedder.name, embedder.dim).index().ntotal == 1
+    assert VectorIndex(library, embedder).index().ntotal == 1
     assert path.exists()
 
 
