@@ -203,12 +203,12 @@ def _cmd_ask(desk, args) -> int:
         cancel.set()
         raise
     prepared = answer.prepared
-    sources = answer.sources_as_dicts()
+    sources = answer.cited_sources()
     stats = answer.stats
     if args.json:
         payload = {
             "answer": answer.text,
-            "sources": sources,
+            "sources": [s.to_json() for s in sources],
             "chat_id": session.chat.id,
             "question": question,
             "standalone_question": prepared.standalone,
@@ -220,12 +220,11 @@ def _cmd_ask(desk, args) -> int:
         _emit(args, payload, "")
         return 0
     _write("\n")
-    shown = [s for s in sources if s["cited"]] or sources
+    shown = [s for s in sources if s.cited] or sources
     if shown:
         _write("\nSources:\n")
-        for source in prepared.sources:
-            if source.n in {s["n"] for s in shown}:
-                _write(f"  {source.label}  ({source.path})\n")
+        for source in shown:
+            _write(f"  {source.label}  ({source.path})\n")
     timings = answer.timings
     sys.stderr.write(
         f"chat {session.chat.id} · retrieval {timings['retrieve_ms']:.0f} ms · first token {timings['ttft_ms']:.0f} ms"
@@ -249,11 +248,12 @@ def _cmd_chats(desk, args) -> int:
     lines = [f"# {chat.title}  ({chat.id})"]
     for m in messages:
         lines.append(f"\n{'You' if m.role == 'user' else 'DocDesk'}: {m.content}")
-        lines += [f"  [{s['n']}] {s['title'] or s['path']}, p. {s['page']}" for s in m.sources if s.get("cited")]
+        lines += [f"  {s.label}" for s in m.sources if s.cited]
     payload = {
         **chat.as_dict(),
         "messages": [
-            {"role": m.role, "content": m.content, "question": m.question, "sources": m.sources} for m in messages
+            {"role": m.role, "content": m.content, "question": m.question, "sources": [s.to_json() for s in m.sources]}
+            for m in messages
         ],
     }
     _emit(args, payload, "\n".join(lines))

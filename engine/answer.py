@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ingest.keywords import query_tokens
+from ingest.records import CitedSource
 
 from .backends import Backend, ChatRequest, GenerationStats
 from .citations import attribute
@@ -48,7 +49,7 @@ class Turn:
 
     question: str
     answer: str
-    sources: list[dict] = field(default_factory=list)
+    sources: list[CitedSource] = field(default_factory=list)
 
 
 @dataclass
@@ -84,9 +85,10 @@ class Answer:
         timings["total_ms"] = timings["prepare_ms"] + self.stats.total_ms
         return {k: round(v, 1) for k, v in timings.items()}
 
-    def sources_as_dicts(self) -> list[dict]:
+    def cited_sources(self) -> list[CitedSource]:
+        """Every source the model was given, each marked whether the answer cites it."""
         cited = set(self.cited)
-        return [{**s.as_dict(), "cited": s.n in cited} for s in self.prepared.sources]
+        return [s.cited_as(s.n in cited) for s in self.prepared.sources]
 
 
 def cited_numbers(text: str, count: int) -> list[int]:
@@ -221,9 +223,9 @@ class Answerer:
             return []
         docs = list(doc_ids or [])
         for turn in reversed(history):  # the documents the conversation has been about, latest first
-            for source in sorted(turn.sources, key=lambda s: not s.get("cited")):
-                if source["doc_id"] not in docs:
-                    docs.append(source["doc_id"])
+            for source in sorted(turn.sources, key=lambda s: not s.cited):
+                if source.doc_id not in docs:
+                    docs.append(source.doc_id)
         rows = self.library.page_passages(docs[:3], page)
         # Passages that start on the page come before those that only run into it.
         rows.sort(key=lambda r: (docs.index(r.doc_id), r.page != page))

@@ -42,6 +42,6 @@ class ChatSession:
         self.store.add_exchange(
             self.chat.id,
             ChatMessage("user", question, question=prepared.standalone),
-            ChatMessage("assistant", answer.text, sources=answer.sources_as_dicts()),
+            ChatMessage("assistant", answer.text, sources=answer.cited_sources()),
         )
         return answer

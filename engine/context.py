@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ingest.keywords import index_tokens, query_tokens
+from ingest.records import CitedSource, page_label
 from ingest.store.library import Library, PassageRow
 
 from .retrieve import SearchHit
@@ -39,24 +40,22 @@ class Source:
     @property
     def page_label(self) -> str:
         """The page a citation names: one page, the one that holds what matched."""
-        return f"p. ~{self.page}" if self.synthetic_pages else f"p. {self.page}"
+        return page_label(self.page, synthetic=self.synthetic_pages)
 
-    @property
-    def label(self) -> str:
-        return f"[{self.n}] {self.title or self.path}, {self.page_label}"
-
-    def as_dict(self) -> dict:
-        return {
-            "n": self.n,
-            "doc_id": self.doc_id,
-            "title": self.title,
-            "path": self.path,
-            "page": self.page,
-            "page_end": self.page_end,
-            "span_pages": list(self.span_pages),
-            "page_synthetic": self.synthetic_pages,
-            "text": self.text,
-        }
+    def cited_as(self, cited: bool) -> CitedSource:
+        """The record the CLI, the window and the chat history get."""
+        return CitedSource(
+            self.n,
+            self.doc_id,
+            self.title,
+            self.path,
+            self.page,
+            self.page_end,
+            self.text,
+            self.synthetic_pages,
+            self.span_pages,
+            cited,
+        )
 
 
 class _Span:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
+from ingest.records import page_label
 from ingest.store.library import Library
 from ingest.store.summary_cache import SummaryCache, cache_key
 
@@ -61,23 +62,53 @@ class SummaryProgress:
 
 
 @dataclass
+class SummarySection:
+    """One key-point section: the model's notes on a stretch of pages (tracked by code)."""
+
+    page: int
+    page_end: int
+    notes: str  # Markdown bullet points
+    synthetic_pages: bool = False
+
+    def page_label(self, language: str = "en") -> str:
+        return page_label(self.page, self.page_end, self.synthetic_pages, language)
+
+    def to_json(self, language: str = "en") -> dict:
+        return {
+            "page": self.page,
+            "page_end": self.page_end,
+            "page_synthetic": self.synthetic_pages,
+            "page_label": self.page_label(language),
+            "notes": self.notes,
+        }
+
+
+@dataclass
 class Summary:
     doc_id: str
     title: str
     style: str
     language: str
-    text: str
+    overview: str
+    sections: list[SummarySection]
     blocks: int
     pieces: int
     steps: int  # model outputs the summary needed
     from_cache: int  # of those, found in the cache
     timings: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def text(self) -> str:
+        """The summary as Markdown: what Copy and "Save as Markdown" give, and the CLI prints."""
+        return render_markdown(self)
+
     def as_dict(self) -> dict:
         return {
             "doc_id": self.doc_id,
             "title": self.title,
             "summary": self.text,
+            "overview": self.overview,
+            "sections": [s.to_json(self.language) for s in self.sections],
             "style": self.style,
             "language": self.language,
             "blocks": self.blocks,
@@ -88,12 +119,20 @@ class Summary:
         }
 
 
-def page_span(page: int, page_end: int, language: str, synthetic: bool = False) -> str:
-    """ "pp. 12–19"; "p. ~2" where the pages were made up for a format without pages."""
-    a, b = (f"~{page}", f"~{page_end}") if synthetic else (str(page), str(page_end))
-    if language == "zh":
-        return f"第 {a} 页" if page_end <= page else f"第 {a}–{b} 页"
-    return f"p. {a}" if page_end <= page else f"pp. {a}–{b}"
+def render_markdown(
+    summary: Summary, page_link: Callable[[SummarySection], str] | None = None, text: Callable[[str], str] = str
+) -> str:
+    """A summary as Markdown. `page_link` makes each section's pages a link (the window's
+    "page:12"); `text` escapes what the model wrote (the window shows its HTML as text)."""
+    zh = summary.language == "zh"
+    lines = [f"# {summary.title}", "", "## 概述" if zh else "## Overview", "", text(summary.overview), ""]
+    lines += ["## 要点" if zh else "## Key points", ""]
+    for section in summary.sections:
+        label = section.page_label(summary.language)
+        lines.append(f"**[{label}]({page_link(section)})**" if page_link else f"**{label}**")
+        lines.append(text(section.notes))
+        lines.append("")
+    return "\n".join(lines).strip() + "\n"
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、])\s*")
@@ -193,7 +232,8 @@ class _Run:
             self.title,
             self.style,
             self.language,
-            self._render(overview.text, notes),
+            overview.text,
+            [SummarySection(n.page, n.page_end, n.text, self.synthetic) for n in notes],
             len(blocks),
             len(pieces),
             self.steps,
@@ -241,11 +281,11 @@ class _Run:
         return self.backend.count_tokens(self._notes_text(notes))
 
     def _notes_text(self, notes: list[Note]) -> str:
-        return "\n".join(f"[{page_span(n.page, n.page_end, 'en', self.synthetic)}]\n{n.text}" for n in notes)
+        return "\n".join(f"[{page_label(n.page, n.page_end, self.synthetic)}]\n{n.text}" for n in notes)
 
     # -- requests ---------------------------------------------------------------------
     def _map_request(self, piece: Note) -> tuple[str, list[dict], Note]:
-        pages = page_span(piece.page, piece.page_end, "en", self.synthetic)
+        pages = page_label(piece.page, piece.page_end, self.synthetic)
         messages = summary_messages(
             MAP_USER, self.language, title=self.title, pages=pages, text=piece.text, points=SUMMARY_POINTS[self.style]
         )
@@ -335,14 +375,3 @@ class _Run:
         text = text.strip() if kind == "overview" else "\n".join(f"- {b}" for b in bullets(text))
         self.cache.put(self._key(kind, messages), self.doc_id, kind, text)
         return Note(text, note.page, note.page_end)
-
-    # -- the result -----------------------------------------------------------------
-    def _render(self, overview: str, notes: list[Note]) -> str:
-        zh = self.language == "zh"
-        lines = [f"# {self.title}", "", "## 概述" if zh else "## Overview", "", overview, ""]
-        lines += ["## 要点" if zh else "## Key points", ""]
-        for note in notes:
-            lines.append(f"**{page_span(note.page, note.page_end, self.language, self.synthetic)}**")
-            lines.append(note.text)
-            lines.append("")
-        return "\n".join(lines).strip() + "\n"

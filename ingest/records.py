@@ -54,3 +54,81 @@ class Block:
 class Chunks:
     blocks: list[Block]
     passages: list[Passage]
+
+
+def page_label(page: int, page_end: int | None = None, synthetic: bool = False, language: str = "en") -> str:
+    """How DocDesk names pages, everywhere: "p. 12", "pp. 12–19", "第 12–19 页"; "p. ~2" where
+    the pages were made up (about 3,000 characters each) for a format without pages."""
+    end = page if page_end is None else page_end
+    a, b = (f"~{page}", f"~{end}") if synthetic else (str(page), str(end))
+    if language == "zh":
+        return f"第 {a} 页" if end <= page else f"第 {a}–{b} 页"
+    return f"p. {a}" if end <= page else f"pp. {a}–{b}"
+
+
+@dataclass
+class CitedSource:
+    """A source an answer was given, as it travels to the CLI, the window and the chat history.
+
+    `to_json()` and `from_json()` are its one serialised form (the CLI's --json, stored chats).
+    """
+
+    n: int
+    doc_id: str
+    title: str
+    path: str
+    page: int  # the page a citation opens: the one holding what matched
+    page_end: int
+    text: str
+    synthetic_pages: bool = False
+    span_pages: tuple[int, int] | None = None  # pages of all the quoted text, neighbours included
+    cited: bool = False  # the answer cites it
+
+    def __post_init__(self) -> None:
+        if self.span_pages is None:
+            self.span_pages = (self.page, self.page_end)
+
+    @property
+    def name(self) -> str:
+        return self.title or self.path
+
+    @property
+    def page_label(self) -> str:
+        return page_label(self.page, synthetic=self.synthetic_pages)
+
+    @property
+    def label(self) -> str:
+        return f"[{self.n}] {self.name}, {self.page_label}"
+
+    def to_json(self) -> dict:
+        return {
+            "n": self.n,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "path": self.path,
+            "page": self.page,
+            "page_end": self.page_end,
+            "span_pages": list(self.span_pages),
+            "page_synthetic": self.synthetic_pages,
+            "page_label": self.page_label,
+            "text": self.text,
+            "cited": self.cited,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> CitedSource:
+        """Also reads what older DocDesk versions stored (no "cited", no "page_end")."""
+        page = int(data.get("page") or 1)
+        span = data.get("span_pages")
+        return cls(
+            n=int(data["n"]),
+            doc_id=str(data.get("doc_id", "")),
+            title=str(data.get("title", "")),
+            path=str(data.get("path", "")),
+            page=page,
+            page_end=int(data.get("page_end") or page),
+            text=str(data.get("text", "")),
+            synthetic_pages=bool(data.get("page_synthetic", False)),
+            span_pages=(int(span[0]), int(span[1])) if span else None,
+            cited=bool(data.get("cited", False)),
+        )

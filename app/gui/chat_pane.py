@@ -104,7 +104,7 @@ class ChatPane(QWidget):
         QShortcut(QKeySequence("Ctrl+Enter"), self.question, self._send)
         QShortcut(QKeySequence(Qt.Key_Escape), self, self.stop_requested.emit)
 
-        self.messages: list[dict] = []  # {"role", "text", "sources": [dict], "pending": bool}
+        self.messages: list[dict] = []  # {"role", "text", "sources": [CitedSource], "pending": bool}
         self.chat_id = ""
         self.render()  # the first-run hint
 
@@ -159,12 +159,9 @@ class ChatPane(QWidget):
                 continue
             text = m["text"] or ("…" if m.get("pending") else "")
             parts.append(f"**DocDesk:** {answer_markdown(text, i)}")
-            cited = [s for s in m.get("sources", []) if s.get("cited")] or m.get("sources", [])
+            cited = [s for s in m.get("sources", []) if s.cited] or m.get("sources", [])
             if cited and not m.get("pending"):
-                strip = " · ".join(
-                    f"[\\[{s['n']}\\] {_md_text(s['title'] or s['path'])}, p. {s['page']}](cite:{i}/{s['n']})"
-                    for s in cited
-                )
+                strip = " · ".join(f"[\\[{s.n}\\] {_md_text(s.name)}, {s.page_label}](cite:{i}/{s.n})" for s in cited)
                 parts.append(f"*{sources_label}:* {strip}")
         if not parts:  # first run, or a new chat: say what to do
             parts.append(

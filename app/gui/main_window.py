@@ -354,7 +354,7 @@ class MainWindow(QMainWindow):
         chat_id, answer = result
         self._end_answer()
         message = self.chat_pane.messages[-1]
-        message.update(text=answer.text, sources=answer.sources_as_dicts(), pending=False)
+        message.update(text=answer.text, sources=answer.cited_sources(), pending=False)
         if answer.cancelled:
             message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
         self.chat_pane.chat_id = chat_id
@@ -393,7 +393,7 @@ class MainWindow(QMainWindow):
         browser = QTextBrowser()
         parts = [self.tr("What the model was given for this answer:")]
         for s in messages[index].get("sources", []):
-            parts.append(f"### [{s['n']}] {s['title'] or s['path']}, p. {s['page']}\n\n{s['text']}")
+            parts.append(f"### {s.label}\n\n{s.text}")
         browser.setMarkdown("\n\n".join(parts))
         layout = QVBoxLayout(dialog)
         layout.addWidget(browser)
@@ -405,10 +405,10 @@ class MainWindow(QMainWindow):
         messages = self.chat_pane.messages
         if not 0 <= message < len(messages):
             return
-        source = next((s for s in messages[message].get("sources", []) if s["n"] == n), None)
+        source = next((s for s in messages[message].get("sources", []) if s.n == n), None)
         if source is None:
             return
-        self._open_document(source["doc_id"], source["page"], source["text"])
+        self._open_document(source.doc_id, source.page, source.text)
 
     def open_page(self, doc_id: str, page: int) -> None:
         pages = self.desk.library.pages(doc_id)

@@ -3,8 +3,6 @@ summary with page links, Copy and "Save as Markdown"."""
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -18,12 +16,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-_PAGES = re.compile(r"\*\*(pp?\. (\d+)(?:–\d+)?|第 (\d+)(?:–\d+)? 页)\*\*")
 
+def summary_markdown(summary) -> str:
+    """The summary with each section's pages a link that opens the document at its first page;
+    what the model wrote is shown as text, never as HTML."""
+    from engine.summarize import render_markdown
 
-def linked_pages(markdown: str) -> str:
-    """ "**pp. 12–19**" becomes a link that opens the document at page 12."""
-    return _PAGES.sub(lambda m: f"**[{m.group(1)}](page:{m.group(2) or m.group(3)})**", markdown)
+    return render_markdown(summary, page_link=lambda s: f"page:{s.page}", text=lambda t: t.replace("<", "\\<"))
 
 
 class SummaryPanel(QDialog):
@@ -85,7 +84,7 @@ class SummaryPanel(QDialog):
     def show_summary(self, summary) -> None:
         self.state = "done"
         self.markdown = summary.text
-        self.browser.setMarkdown(linked_pages(summary.text.replace("<", "\\<")))  # model HTML shown as text
+        self.browser.setMarkdown(summary_markdown(summary))
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         cache = self.tr("from the cache") if summary.from_cache == summary.steps else ""

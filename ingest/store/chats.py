@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..errors import LibraryError
+from ..records import CitedSource
 from .library import Library
 
 
@@ -16,7 +17,7 @@ class ChatMessage:
     role: str  # user | assistant
     content: str
     question: str = ""  # user turns: the stand-alone question that was searched
-    sources: list[dict] = field(default_factory=list)  # assistant turns: what the model was given
+    sources: list[CitedSource] = field(default_factory=list)  # assistant turns: what the model was given
     id: int = 0
     created_at: float = 0.0
 
@@ -85,7 +86,10 @@ class ChatStore:
             "SELECT id, role, content, question, sources, created_at FROM messages WHERE chat_id = ? ORDER BY id",
             (chat_id,),
         )
-        return [ChatMessage(r[1], r[2], r[3], json.loads(r[4]), r[0], r[5]) for r in rows]
+        return [
+            ChatMessage(r[1], r[2], r[3], [CitedSource.from_json(s) for s in json.loads(r[4])], r[0], r[5])
+            for r in rows
+        ]
 
     def add_exchange(self, chat_id: str, question: ChatMessage, answer: ChatMessage) -> None:
         """A question and its answer are stored together: a chat never ends on an unanswered turn."""
@@ -99,7 +103,7 @@ class ChatStore:
                         message.role,
                         message.content,
                         message.question,
-                        json.dumps(message.sources, ensure_ascii=False),
+                        json.dumps([s.to_json() for s in message.sources], ensure_ascii=False),
                         now,
                     ),
                 )

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..chunking import join_pages
 from ..errors import LibraryError
 from ..keywords import fts_match_expression, index_tokens
-from ..records import Block, Chunks, Page, ReadResult
+from ..records import Block, Chunks, Page, ReadResult, page_label
 from .schema import connect, migrate
 
 DB_NAME = "library.sqlite"
@@ -76,8 +76,7 @@ class PassageRow:
 
     @property
     def page_label(self) -> str:
-        """How a citation names the page: "p. 12", or "p. ~2" for a synthetic page."""
-        return f"p. ~{self.page}" if self.synthetic_pages else f"p. {self.page}"
+        return page_label(self.page, synthetic=self.synthetic_pages)
 
 
 @dataclass

@@ -99,16 +99,16 @@ def test_drop_ask_cite_summarize_and_settings(window, qtbot):
     assert streamed and "".join(streamed).strip()
     index = len(pane.messages) - 1
     # The links under the answer: the sources it cites, or all it was given when it cites none.
-    cited = [s for s in pane.messages[index]["sources"] if s["cited"]] or pane.messages[index]["sources"]
-    assert cited and f'href="cite:{index}/{cited[0]["n"]}"' in pane.transcript.toHtml()
+    cited = [s for s in pane.messages[index]["sources"] if s.cited] or pane.messages[index]["sources"]
+    assert cited and f'href="cite:{index}/{cited[0].n}"' in pane.transcript.toHtml()
     assert window.chat_pane.chats.count() == 1  # the chat is stored and listed
 
     # Open the citation: the PDF at the cited page, the passage found on it.
-    source = next(s for s in cited if s["title"] == "multicolumn")
-    pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{source['n']}"))
+    source = next(s for s in cited if s.title == "multicolumn")
+    pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{source.n}"))
     viewer = window.viewer
     assert viewer.isVisible()
-    qtbot.waitUntil(lambda: viewer.current_page() == source["page"] == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: viewer.current_page() == source.page == 3, timeout=10_000)
     qtbot.waitUntil(lambda: viewer.matches() > 0 and viewer._result_chosen, timeout=10_000)
 
     # Summarize with progress, cancel, then again to the end.

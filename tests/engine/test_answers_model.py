@@ -61,8 +61,8 @@ def test_answer_cites_the_page_that_holds_it(answerer):
     answer = answerer.generate(prepared, streamed.append)
     assert len(streamed) > 3 and "".join(streamed).strip()  # it streamed, piece by piece
     assert "German" in answer.text
-    cited = [s for s in answer.sources_as_dicts() if s["cited"]]
-    assert any(s["title"] == "multicolumn" and s["page"] == 3 for s in cited), (answer.text, cited)
+    cited = [s for s in answer.cited_sources() if s.cited]
+    assert any(s.title == "multicolumn" and s.page == 3 for s in cited), (answer.text, cited)
     assert answer.stats.prompt_tokens > 100 and answer.stats.completion_tokens > 0
     assert set(answer.timings) >= {"retrieve_ms", "ttft_ms", "total_ms"}
 
@@ -79,7 +79,7 @@ def test_a_follow_up_in_a_chat_is_answered_from_the_page_it_names(answerer, libr
     # Stored: both exchanges with their sources; a new session continues the same chat.
     messages = store.messages(session.chat.id)
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert messages[1].sources and messages[1].sources[0]["doc_id"]
+    assert messages[1].sources and messages[1].sources[0].doc_id
     again = ChatSession(answerer, store, session.chat.id[:8])
     assert [t.question for t in again.history()] == [
         "What is the official language of Austria?",
@@ -93,7 +93,7 @@ def test_a_question_the_library_cannot_answer_is_declined_without_the_model(answ
     assert not prepared.relevant and prepared.messages is None
     answer = answerer.generate(prepared)
     assert answer.text == NOTHING_FOUND[language]
-    assert answer.stats.completion_tokens == 0 and answer.sources_as_dicts() == []
+    assert answer.stats.completion_tokens == 0 and answer.cited_sources() == []
 
 
 def test_an_instruction_inside_a_document_does_not_steer_the_answer(answerer):

@@ -9,7 +9,7 @@ import pytest
 
 from engine.backends.openai_http import OpenAIBackend
 from engine.errors import Cancelled
-from engine.summarize import Summarizer, bullets, page_span
+from engine.summarize import Summarizer, bullets
 from ingest.chunking import Chunker
 from ingest.pipeline import Ingestor
 from ingest.store.library import Library
@@ -111,12 +111,10 @@ def test_the_map_step_runs_max_concurrency_requests_at_once(tmp_path, embedder, 
     library.close()
 
 
-def test_reply_shapes_become_bullets_and_pages_are_labelled():
+def test_reply_shapes_become_bullets():
     assert bullets("1. One\n2) Two\n* Three\n- Three\n<notes>\n- </text>") == ["One", "Two", "Three"]
     assert bullets("Python 3.11 is needed. Settings live in config.toml. Done.") == [
         "Python 3.11 is needed.",
         "Settings live in config.toml.",
         "Done.",
     ]
-    assert page_span(12, 19, "en") == "pp. 12–19" and page_span(3, 3, "en") == "p. 3"
-    assert page_span(2, 4, "zh") == "第 2–4 页" and page_span(2, 2, "en", synthetic=True) == "p. ~2"

@@ -35,7 +35,7 @@ def evaluate(answerer, questions: dict, unrelated: list[str]) -> dict:
             started = time.perf_counter()
             answer = answerer.generate(answerer.prepare(item["q"]))
             want = _squash(item["answer"])
-            sources = answer.sources_as_dicts()
+            sources = [s.to_json() for s in answer.cited_sources()]
             cited = [s for s in sources if s["cited"]]
             rows.append(
                 {
