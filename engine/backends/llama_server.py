@@ -29,7 +29,7 @@ class LlamaServerSettings:
     context: int | None = None  # per slot; None: the smaller of 8192 and the model's training context
     gpu_layers: int = -1
     flash_attention: bool | None = None  # None: on where a GPU is
-    kv_cache: str | None = None  # None: q8_0 with flash attention on a GPU, else f16
+    kv_cache: str | None = None  # None: f16 where every slot fits with it, else q8_0 (needs flash attention)
     threads: int | None = None
     port: int | None = None
     startup_timeout: float = 300.0
@@ -76,7 +76,7 @@ class ServerPlan:
 
 
 def plan_server(settings: LlamaServerSettings, gpus: list | None = None) -> ServerPlan:
-    from ..doctor import detect_gpus, slot_plan
+    from ..doctor import detect_gpus, server_kv_cache, slot_plan
     from ..gguf_info import read_gguf
 
     shape = read_gguf(settings.model)
@@ -84,7 +84,12 @@ def plan_server(settings: LlamaServerSettings, gpus: list | None = None) -> Serv
     on_gpu = bool(gpus) and settings.gpu_layers != 0
     context = settings.context or min(DEFAULT_CONTEXT, shape.context_length or DEFAULT_CONTEXT)
     flash = on_gpu if settings.flash_attention is None else settings.flash_attention
-    kv = settings.kv_cache or ("q8_0" if on_gpu and flash else "f16")
+    if settings.kv_cache:
+        kv = settings.kv_cache
+    elif on_gpu and flash:
+        kv = server_kv_cache(shape, gpus[0].vram_bytes, context, settings.slots or MAX_SLOTS)
+    else:
+        kv = "f16"  # a quantized V cache needs flash attention
     if settings.slots:
         slots, reason = settings.slots, "as configured"
     elif on_gpu:

@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16])
     parser.add_argument("--map-concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--kv-cache", choices=["f16", "q8_0"], help="default: the doctor's plan (q8_0 on a GPU)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
 
@@ -118,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
 
     logs = Path(tempfile.mkdtemp(prefix="docdesk-server-logs-"))
     server = LlamaServer(
-        LlamaServerSettings(args.model, args.llama_server, slots=args.slots, context=args.context), logs
+        LlamaServerSettings(
+            args.model, args.llama_server, slots=args.slots, context=args.context, kv_cache=args.kv_cache
+        ),
+        logs,
     ).start()
     try:
         results: dict = {"model": args.model.name, "command": " ".join(server.command), "plan": vars(server.plan)}

@@ -153,7 +153,7 @@ def test_a_summary_maps_n_blocks_at_once(server, tmp_path, embedder):
 
 
 def test_the_doctor_plans_slots():
-    from engine.doctor import GIB, Gpu, plan_memory, slot_plan
+    from engine.doctor import GIB, Gpu, plan_memory, server_kv_cache, slot_plan
     from engine.gguf_info import ModelShape
 
     qwen32 = ModelShape("q", "qwen2", 64, 40, 8, 128, 32768, int(19.85e9))
@@ -161,4 +161,11 @@ def test_the_doctor_plans_slots():
     assert slot_plan(qwen32, v100.vram_bytes, 8192, "q8_0") == 11  # 12.5 GiB free, 1.06 GiB a slot
     assert slot_plan(qwen32, 141 * GIB, 8192, "q8_0") == 16  # capped
     assert "--parallel 11" in plan_memory(qwen32, v100.vram_bytes, 8192).flags["llama_server"]
+    # f16 decodes faster, so it is taken where every slot fits with it; q8_0 where memory is short.
+    assert server_kv_cache(qwen32, v100.vram_bytes, 8192) == "q8_0"
+    assert server_kv_cache(qwen32, 141 * GIB, 8192) == "f16"
+    assert (
+        "--parallel 16 --ctx-size 131072 --cache-type-k f16"
+        in plan_memory(qwen32, 141 * GIB, 8192).flags["llama_server"]
+    )
     assert "llama_server" not in plan_memory(qwen32, 8 * GIB, 8192).flags  # the weights alone do not fit
