@@ -7,10 +7,12 @@ from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
 
+from engine.backends.base import GenerationStats
 from engine.retrieve import HybridRetriever, SearchResult
 from ingest.embedding import SentenceTransformerEmbedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
+from ingest.records import Page
 from ingest.store.library import DocumentRow, Library
 from ingest.store.vectors import VectorIndex
 
@@ -104,14 +106,87 @@ class DocDesk:
             raise LibraryError(f"no document {ref!r} in the library (see `docdesk list`)")
         return doc
 
+    # -- documents, for the window -------------------------------------------------------
+    def document(self, doc_id: str) -> DocumentRow | None:
+        return self.library.document(doc_id)
+
+    def pages(self, doc_id: str) -> list[Page]:
+        return self.library.pages(doc_id)
+
+    def watch_paths(self, most: int) -> list[str]:
+        """What a watcher of the remembered folders should watch: each folder, its subfolders and
+        its files (up to `most` of each), so a new, deleted or rewritten file starts a sync."""
+        paths: list[str] = []
+        for folder_id, folder in self.library.folders():
+            if not Path(folder).is_dir():
+                continue
+            paths.append(folder)
+            paths += [str(d) for d in Path(folder).rglob("*") if d.is_dir()][:most]
+            paths += [f.path for f in self.library.files_under(folder_id)][:most]
+        return [p for p in dict.fromkeys(paths) if Path(p).exists()]
+
+    # -- chats ------------------------------------------------------------------------------
+    def list_chats(self):
+        return self.chats.list()
+
+    def chat_messages(self, chat_id: str):
+        return self.chats.messages(chat_id)
+
+    def rename_chat(self, chat_id: str, title: str) -> None:
+        self.chats.rename(chat_id, title)
+
+    def delete_chat(self, chat_id: str) -> None:
+        self.chats.delete(chat_id)
+
+    # -- the model ----------------------------------------------------------------------------
+    def _create_backend(self, llm):
+        from engine.backends import create_backend
+
+        # A server's log goes beside the library it serves, where a user looks first.
+        return create_backend(llm, log_dir=self.settings.library / "logs")
+
     def backend(self):
         """The configured LLM backend, created on first use and closed with the façade."""
         if self._backend is None:
-            from engine.backends import create_backend
-
-            # A vLLM server's log goes beside the library it serves, where a user looks first.
-            self._backend = create_backend(self.settings.llm, log_dir=self.settings.library / "logs")
+            self._backend = self._create_backend(self.settings.llm)
         return self._backend
+
+    def warm_up(self) -> str:
+        """Load the model and the embedder now; returns the doctor's GPU warning ("" if none)."""
+        backend = self.backend()
+        backend.warm_up()
+        self.retriever.warm_up()
+        if backend.name != "llama_cpp":
+            return ""
+        from engine.doctor import gpu_build_warning
+
+        return gpu_build_warning()
+
+    def reload_backend(self) -> None:
+        """Close the model and load the one the settings name now."""
+        self.close_backend()
+        self.backend().warm_up()
+
+    def try_model(self, llm) -> tuple[str, GenerationStats, str]:
+        """One short reply from the model `llm` describes (not the configured one): its text, the
+        stats and the model's name. The Settings dialog's "Test"."""
+        from engine.backends import ChatRequest
+
+        backend = self._create_backend(llm)
+        try:
+            request = ChatRequest([{"role": "user", "content": "Say hello in one short sentence."}], max_tokens=32)
+            text = "".join(backend.stream_chat(request))
+            return text.strip(), request.stats, str(backend.model)
+        finally:
+            backend.close()
+
+    def doctor_text(self) -> str:
+        from engine.doctor import report
+
+        from .doctor_text import render
+
+        model = self.settings.llm.model
+        return render(report(Path(model) if model else None, None, self.settings.llm.context))
 
     def close_backend(self) -> None:
         """Close the model; the next call creates it from the (changed) settings."""

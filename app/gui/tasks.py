@@ -1,9 +1,10 @@
 """Background work for the window: the GUI thread only paints.
 
-Two single-thread executors, as in DESIGN.md §5: one for ingest (the embedder is one model),
-one for every LLM call (the engine: asks, summaries, tests, model loading). Results, errors
-and progress come back to the GUI thread through a queued Qt signal; streamed text is
-buffered and drained by a ~30 Hz timer, so a fast model cannot flood the event loop.
+Single-thread executors, as in DESIGN.md §5: one for ingest (the embedder is one model), one
+for every LLM call (the engine: asks, summaries, tests, model loading), and one for the
+window's quick library reads. Results, errors and progress come back to the GUI thread through
+a queued Qt signal; streamed text is buffered and drained by a ~30 Hz timer, so a fast model
+cannot flood the event loop.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import logging
 import queue
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -53,17 +53,6 @@ class _Bridge(QObject):
                 log.exception("GUI callback failed")
 
 
-class Job:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.cancel = threading.Event()
-        self.future: Future | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.future is not None and not self.future.done()
-
-
 class TextBuffer:
     """Streamed text from a worker, drained by the GUI at most ~30 times a second."""
 
@@ -92,70 +81,40 @@ class TextBuffer:
 
 
 class Workers:
+    """The worker threads and the ops running on them (app/gui/ops.py is how work is started)."""
+
     def __init__(self) -> None:
         self._bridge = _Bridge()
         self._pools = {
             "ingest": ThreadPoolExecutor(1, thread_name_prefix="docdesk-ingest"),
             "engine": ThreadPoolExecutor(1, thread_name_prefix="docdesk-engine"),
+            # Quick reads and writes of the library for the window (lists, pages, chats), so the
+            # GUI thread never waits on SQLite or the disk, and never behind a long ingest.
+            "store": ThreadPoolExecutor(1, thread_name_prefix="docdesk-store"),
         }
-        self.jobs: list[Job] = []
+        self.ops: list = []
 
     def to_gui(self, callback: Callable, value=None) -> None:
         """Run callback(value) on the GUI thread (callable from any thread)."""
         self._bridge.post(callback, value)
 
-    def throttled(self, callback: Callable, every_s: float = 0.05, final=lambda _v: False) -> Callable:
-        """A progress callback for workers that reaches the GUI at most every `every_s` (finals always)."""
-        last = [0.0]
-
-        def report(value) -> None:
-            now = time.monotonic()
-            if final(value) or now - last[0] >= every_s:
-                last[0] = now
-                self.to_gui(callback, value)
-
-        return report
-
-    def submit(
-        self,
-        pool: str,
-        name: str,
-        work: Callable[[Job], object],
-        done: Callable[[object], None] | None = None,
-        failed: Callable[[str], None] | None = None,
-    ) -> Job:
-        job = Job(name)
-
-        def run():
-            try:
-                result = work(job)
-            except BaseException as exc:  # reported, never raised into the pool
-                if not isinstance(exc, Exception):
-                    raise
-                log.info("%s failed: %s", name, "".join(traceback.format_exception_only(exc)).strip())
-                if failed:
-                    self.to_gui(failed, str(exc) or type(exc).__name__)
-                return None
-            if done:
-                self.to_gui(done, result)
-            return result
-
-        job.future = self._pools[pool].submit(run)
-        self.jobs = [j for j in self.jobs if j.running] + [job]
-        return job
+    def start(self, op, execute: Callable[[], None]) -> Future:
+        future = self._pools[op.pool].submit(execute)
+        self.ops = [o for o in self.ops if o.running] + [op]
+        return future
 
     def busy(self) -> bool:
-        return any(j.running for j in self.jobs)
+        return any(o.running for o in self.ops)
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
-        """Cancel every job and wait for the workers: the library is left between transactions."""
-        for job in self.jobs:
-            job.cancel.set()
+        """Cancel every op and wait for the workers: the library is left between transactions."""
+        for op in self.ops:
+            op.cancel()
         deadline = time.monotonic() + timeout_s
-        for job in self.jobs:
-            if job.future is not None:
+        for op in self.ops:
+            if op.future is not None:
                 try:
-                    job.future.result(max(0.0, deadline - time.monotonic()))
+                    op.future.result(max(0.0, deadline - time.monotonic()))
                 except Exception:
                     pass
         for pool in self._pools.values():

@@ -76,7 +76,7 @@ def main(language: str) -> int:
 
     window.chat_pane.question.setPlainText(QUESTIONS[language])
     window.chat_pane._send()
-    wait(app, lambda: window.answer_job is None)
+    wait(app, lambda: window.chat.answer_op is None)
     grab(app, window, f"chat-{language}.png")
 
     index = len(window.chat_pane.messages) - 1
@@ -93,7 +93,7 @@ def main(language: str) -> int:
 
     doc = next(d for d in desk.documents() if d.title == SUMMARIZE[language])
     window.summarize(doc.id)
-    wait(app, lambda: window.summary_job is None, 600)
+    wait(app, lambda: not window.summaries.running, 600)
     grab(app, window.summary_panel, f"summary-{language}.png")
     window.close()
     return 0

@@ -101,13 +101,13 @@ def test_drop_ask_cite_summarize_and_settings(window, qtbot):
     # The links under the answer: the sources it cites, or all it was given when it cites none.
     cited = [s for s in pane.messages[index]["sources"] if s.cited] or pane.messages[index]["sources"]
     assert cited and f'href="cite:{index}/{cited[0].n}"' in pane.transcript.toHtml()
-    assert window.chat_pane.chats.count() == 1  # the chat is stored and listed
+    qtbot.waitUntil(lambda: window.chat_pane.chats.count() == 1, timeout=5_000)  # the chat is stored and listed
 
     # Open the citation: the PDF at the cited page, the passage found on it.
     source = next(s for s in cited if s.title == "multicolumn")
     pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{source.n}"))
     viewer = window.viewer
-    assert viewer.isVisible()
+    qtbot.waitUntil(viewer.isVisible, timeout=5_000)  # the document is read on a worker first
     qtbot.waitUntil(lambda: viewer.current_page() == source.page == 3, timeout=10_000)
     qtbot.waitUntil(lambda: viewer.matches() > 0 and viewer._result_chosen, timeout=10_000)
 
@@ -164,7 +164,7 @@ def test_a_gpu_the_build_cannot_use_is_warned_of_with_a_link_to_the_doctor(qtbot
     assert "GPU is not used" in window.gpu_warning_label.text()
     assert "CPU-only build" in window.gpu_warning_label.toolTip()
     window.gpu_warning_label.linkActivated.emit("doctor")
-    browser = window._doctor_dialog.findChild(QTextBrowser)
+    browser = window.engine.doctor_dialog.findChild(QTextBrowser)
     qtbot.waitUntil(lambda: browser.toPlainText().startswith("!! Tesla V100"), timeout=60_000)
     window.close()
 
@@ -201,7 +201,7 @@ def test_a_watched_folder_is_resynced_and_the_layout_is_restored(qtbot, tmp_path
     window.show()
     drop(window, folder)
     qtbot.waitUntil(lambda: statuses(window).get("First") == "indexed", timeout=120_000)
-    qtbot.waitUntil(lambda: str(folder) in window.watcher.directories(), timeout=10_000)
+    qtbot.waitUntil(lambda: str(folder) in window.library.watcher.directories(), timeout=10_000)
     (folder / "second.md").write_text("# Second\n\nThe second note is about harbours.\n", encoding="utf-8")
     qtbot.waitUntil(lambda: statuses(window).get("Second") == "indexed", timeout=120_000)
     (folder / "first.md").unlink()
@@ -251,3 +251,55 @@ def test_closing_during_a_summary_stops_it_and_keeps_what_finished(qtbot, tmp_pa
     with sqlite3.connect(tmp_path / "library" / "library.sqlite") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM summary_cache WHERE text = ''").fetchone()[0] == 0
+
+
+def test_the_window_reads_the_library_and_walks_folders_only_on_workers(qtbot, tmp_path, monkeypatch):
+    import threading
+    from pathlib import Path
+
+    from ingest.store.chats import ChatMessage, ChatStore
+    from ingest.store.library import Library
+
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("Cats sleep beside warm fireplaces.", encoding="utf-8")
+    desk = DocDesk(Settings(library=tmp_path / "library"))
+    desk.add([SAMPLES / "docdesk-guide.pdf", folder])  # before the window: this test's own thread
+    chat = desk.chats.create("cats")
+    desk.chats.add_exchange(chat.id, ChatMessage("user", "Where?"), ChatMessage("assistant", "By the fire."))
+    on_gui: list[str] = []
+    gui = threading.main_thread()
+
+    def spy(owner, name):
+        original = getattr(owner, name)
+
+        def call(*args, **kwargs):
+            if threading.current_thread() is gui:
+                on_gui.append(f"{owner.__name__}.{name}")
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, call)
+
+    for name in ("documents", "document", "pages", "folders", "files_under", "passages"):
+        spy(Library, name)
+    for name in ("list", "messages", "rename"):
+        spy(ChatStore, name)
+    spy(Path, "rglob")
+
+    window = MainWindow(desk, warm_up=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.library_pane.model.rowCount() == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: str(folder) in window.library.watcher.directories(), timeout=10_000)
+    qtbot.waitUntil(lambda: window.chat_pane.chats.count() == 1, timeout=10_000)
+    window.chat.load_chat(chat.id)
+    qtbot.waitUntil(lambda: len(window.chat_pane.messages) == 2, timeout=10_000)
+    window.chat.rename_chat(chat.id, "Cats")
+    guide = next(d for d in desk.documents() if d.title == "DocDesk User Guide")
+    on_gui.clear()  # the line above is this test's own read
+    window.summary_panel.page_clicked.emit(guide.id, 2)
+    qtbot.waitUntil(lambda: window.viewer.isVisible(), timeout=10_000)
+    window.refresh_library()
+    qtbot.waitUntil(lambda: not window.workers.busy(), timeout=10_000)
+    window.close()
+    assert on_gui == []

@@ -82,7 +82,7 @@ def stalls() -> dict:
         window.add_paths([BOOK])
         window.chat_pane.question.setPlainText("Which Python version does DocDesk need?")
         window.chat_pane._send()
-        while (window.answer_job is not None or window.workers.busy()) and time.perf_counter() - started < 600:
+        while (window.chat.answer_op is not None or window.workers.busy()) and time.perf_counter() - started < 600:
             app.processEvents()
             time.sleep(0.001)
         wall = time.perf_counter() - started

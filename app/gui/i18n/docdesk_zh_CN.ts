@@ -1,6 +1,29 @@
 <?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>ChatController</name>
+    <message>
+        <location filename="../chat_controller.py" line="118" />
+        <source>(stopped)</source>
+        <translation>（已停止）</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="128" />
+        <source>Could not answer: %1</source>
+        <translation>无法回答：%1</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="143" />
+        <source>Retrieved passages</source>
+        <translation>检索到的段落</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="147" />
+        <source>What the model was given for this answer:</source>
+        <translation>生成这个回答时提供给模型的内容：</translation>
+    </message>
+</context>
+<context>
     <name>ChatPane</name>
     <message>
         <location filename="../chat_pane.py" line="53" />
@@ -63,7 +86,7 @@
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="175" />
+        <location filename="../chat_pane.py" line="172" />
         <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
@@ -84,6 +107,105 @@
         <location filename="../viewer.py" line="67" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
+    </message>
+</context>
+<context>
+    <name>DocumentOpener</name>
+    <message>
+        <location filename="../document_opener.py" line="32" />
+        <source>That document is no longer in the library.</source>
+        <translation>该文档已不在文档库中。</translation>
+    </message>
+</context>
+<context>
+    <name>EngineController</name>
+    <message>
+        <location filename="../engine_controller.py" line="27" />
+        <source>Engine: loading the models…</source>
+        <translation>引擎：正在加载模型…</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="28" />
+        <source>Engine: ready</source>
+        <translation>引擎：就绪</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="29" />
+        <source>Engine: working…</source>
+        <translation>引擎：处理中…</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="30" />
+        <source>Engine error: %1</source>
+        <translation>引擎错误：%1</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="50" />
+        <source> — open Settings to choose another model</source>
+        <translation> — 请在“设置”中选择其他模型</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="67" />
+        <source>⚠ The GPU is not used: see the doctor's report</source>
+        <translation>⚠ 未使用 GPU：查看诊断报告</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="72" />
+        <source>Doctor</source>
+        <translation>诊断</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="75" />
+        <source>Checking this machine…</source>
+        <translation>正在检查本机…</translation>
+    </message>
+</context>
+<context>
+    <name>LibraryController</name>
+    <message>
+        <location filename="../library_controller.py" line="50" />
+        <source>reading</source>
+        <translation>读取中</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="51" />
+        <source>embedding</source>
+        <translation>嵌入中</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="52" />
+        <source>writing</source>
+        <translation>写入中</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="53" />
+        <source>checking</source>
+        <translation>检查中</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="65" />
+        <source>%1 documents · %2 passages</source>
+        <translation>%1 个文档 · %2 个段落</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="74" />
+        <source>Adding %1 item(s)…</source>
+        <translation>正在添加 %1 项…</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="107" />
+        <source>Could not read: %1 (see the Status column)</source>
+        <translation>无法读取：%1（见“状态”列）</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="109" />
+        <source>%1 added</source>
+        <translation>已添加 %1 个</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="115" />
+        <source>Adding documents failed: %1</source>
+        <translation>添加文档失败：%1</translation>
     </message>
 </context>
 <context>
@@ -167,189 +289,67 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="93" />
+        <location filename="../main_window.py" line="95" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="96" />
+        <location filename="../main_window.py" line="98" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="97" />
+        <location filename="../main_window.py" line="99" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="98" />
+        <location filename="../main_window.py" line="100" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="145" />
-        <source>Engine: loading the models…</source>
-        <translation>引擎：正在加载模型…</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="146" />
-        <source>Engine: ready</source>
-        <translation>引擎：就绪</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="147" />
-        <source>Engine: working…</source>
-        <translation>引擎：处理中…</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="148" />
-        <source>Engine error: %1</source>
-        <translation>引擎错误：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="174" />
-        <source> — open Settings to choose another model</source>
-        <translation> — 请在“设置”中选择其他模型</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="182" />
-        <source>⚠ The GPU is not used: see the doctor's report</source>
-        <translation>⚠ 未使用 GPU：查看诊断报告</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="187" />
-        <source>Doctor</source>
-        <translation>诊断</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="190" />
-        <source>Checking this machine…</source>
-        <translation>正在检查本机…</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="204" />
-        <source>%1 documents · %2 passages</source>
-        <translation>%1 个文档 · %2 个段落</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="211" />
+        <location filename="../main_window.py" line="150" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="213" />
+        <location filename="../main_window.py" line="152" />
         <source>Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)</source>
         <translation>文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="231" />
-        <source>reading</source>
-        <translation>读取中</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="232" />
-        <source>embedding</source>
-        <translation>嵌入中</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="233" />
-        <source>writing</source>
-        <translation>写入中</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="234" />
-        <source>checking</source>
-        <translation>检查中</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="250" />
-        <source>Adding %1 item(s)…</source>
-        <translation>正在添加 %1 项…</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="261" />
-        <source>Could not read: %1 (see the Status column)</source>
-        <translation>无法读取：%1（见“状态”列）</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="264" />
-        <source>%1 added</source>
-        <translation>已添加 %1 个</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="269" />
-        <source>Adding documents failed: %1</source>
-        <translation>添加文档失败：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="359" />
-        <source>(stopped)</source>
-        <translation>（已停止）</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="368" />
-        <source>Could not answer: %1</source>
-        <translation>无法回答：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="391" />
-        <source>Retrieved passages</source>
-        <translation>检索到的段落</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="395" />
-        <source>What the model was given for this answer:</source>
-        <translation>生成这个回答时提供给模型的内容：</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="421" />
-        <source>That document is no longer in the library.</source>
-        <translation>该文档已不在文档库中。</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="434" />
+        <location filename="../main_window.py" line="162" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="442" />
-        <source>Only indexed documents can be summarized</source>
-        <translation>只能为已索引的文档生成摘要</translation>
+        <location filename="../main_window.py" line="177" />
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
     </message>
+</context>
+<context>
+    <name>SettingsController</name>
     <message>
-        <location filename="../main_window.py" line="463" />
-        <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
-        <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="471" />
-        <source>Summary failed: %1</source>
-        <translation>摘要失败：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="496" />
+        <location filename="../settings_controller.py" line="42" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="511" />
+        <location filename="../settings_controller.py" line="47" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="529" />
+        <location filename="../settings_controller.py" line="53" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="536" />
+        <location filename="../settings_controller.py" line="60" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="553" />
-        <source>Stopping…</source>
-        <translation>正在停止…</translation>
     </message>
 </context>
 <context>
@@ -507,64 +507,82 @@
     </message>
 </context>
 <context>
+    <name>SummaryController</name>
+    <message>
+        <location filename="../summary_controller.py" line="52" />
+        <source>Only indexed documents can be summarized</source>
+        <translation>只能为已索引的文档生成摘要</translation>
+    </message>
+    <message>
+        <location filename="../summary_controller.py" line="71" />
+        <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
+        <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
+    </message>
+    <message>
+        <location filename="../summary_controller.py" line="75" />
+        <source>Summary failed: %1</source>
+        <translation>摘要失败：%1</translation>
+    </message>
+</context>
+<context>
     <name>SummaryPanel</name>
     <message>
-        <location filename="../summary_panel.py" line="38" />
+        <location filename="../summary_panel.py" line="37" />
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="43" />
+        <location filename="../summary_panel.py" line="42" />
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="45" />
+        <location filename="../summary_panel.py" line="44" />
         <source>Save as Markdown…</source>
         <translation>另存为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="65" />
+        <location filename="../summary_panel.py" line="64" />
         <source>Summary: %1</source>
         <translation>摘要：%1</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="66" />
+        <location filename="../summary_panel.py" line="65" />
         <source>Summarizing…</source>
         <translation>正在生成摘要…</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="78" />
+        <location filename="../summary_panel.py" line="77" />
         <source>blocks</source>
         <translation>块</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="79" />
+        <location filename="../summary_panel.py" line="78" />
         <source>combining</source>
         <translation>汇总</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="81" />
+        <location filename="../summary_panel.py" line="80" />
         <source>about %1 s left</source>
         <translation>约剩 %1 秒</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="82" />
+        <location filename="../summary_panel.py" line="81" />
         <source>%1 from cache</source>
         <translation>%1 个来自缓存</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="91" />
+        <location filename="../summary_panel.py" line="90" />
         <source>from the cache</source>
         <translation>来自缓存</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="93" />
+        <location filename="../summary_panel.py" line="92" />
         <source>Done in %1 s</source>
         <translation>用时 %1 秒完成</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="105" />
+        <location filename="../summary_panel.py" line="104" />
         <source>Save summary</source>
         <translation>保存摘要</translation>
     </message>

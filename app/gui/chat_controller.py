@@ -1,0 +1,159 @@
+"""The chat side of the window: the chat list, asking with a streamed answer, stopping, citations."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout, QWidget
+
+from ..services import DocDesk
+from .chat_pane import ChatPane
+from .document_opener import DocumentOpener
+from .library_pane import LibraryPane
+from .ops import Op, describe
+from .tasks import TextBuffer, Workers
+
+
+class ChatController(QObject):
+    answer_finished = Signal(object)  # the Answer, or None when it failed
+    busy_changed = Signal(bool)  # an answer is being written
+    failed = Signal(str)  # why an answer could not be written
+
+    def __init__(
+        self,
+        desk: DocDesk,
+        workers: Workers,
+        pane: ChatPane,
+        library_pane: LibraryPane,
+        opener: DocumentOpener,
+        window: QWidget,
+    ) -> None:
+        super().__init__(window)
+        self.desk, self.workers, self.pane, self.library_pane, self.opener, self.window = (
+            desk,
+            workers,
+            pane,
+            library_pane,
+            opener,
+            window,
+        )
+        self.answer_op: Op | None = None
+        self._buffer: TextBuffer | None = None
+        pane.send_requested.connect(self.ask)
+        pane.stop_requested.connect(self.stop)
+        pane.citation_clicked.connect(self.open_citation)
+        pane.chat_selected.connect(self.load_chat)
+        pane.rename_requested.connect(self.rename_chat)
+        pane.delete_requested.connect(self.delete_chat)
+        pane.passages_requested.connect(self.show_passages)
+
+    # -- chats ------------------------------------------------------------------------------
+    def refresh_chats(self, current: str = "") -> None:
+        Op(self.workers, "store", "chats", lambda _ctx: self.desk.list_chats()).success(
+            lambda chats: self.pane.show_chats(chats, current)
+        ).run()
+
+    def load_chat(self, chat_id: str) -> None:
+        def read(_ctx):
+            if not chat_id:
+                return []
+            return [{"role": m.role, "text": m.content, "sources": m.sources} for m in self.desk.chat_messages(chat_id)]
+
+        def show(messages) -> None:
+            self.pane.show_messages(messages)
+            self.pane.set_busy(self.answer_op is not None)
+
+        Op(self.workers, "store", "chat", read).success(show).run()
+
+    def rename_chat(self, chat_id: str, title: str) -> None:
+        Op(self.workers, "store", "rename", lambda _ctx: self.desk.rename_chat(chat_id, title)).success(
+            lambda _r: self.refresh_chats(chat_id)
+        ).run()
+
+    def delete_chat(self, chat_id: str) -> None:
+        def deleted(_r) -> None:
+            self.refresh_chats()
+            self.pane.new_chat()
+
+        Op(self.workers, "store", "delete", lambda _ctx: self.desk.delete_chat(chat_id)).success(deleted).run()
+
+    # -- asking -----------------------------------------------------------------------------
+    def ask(self, question: str) -> None:
+        if self.answer_op is not None:
+            return
+        pane = self.pane
+        doc_ids = self.library_pane.selected_ids() if pane.only_selected.isChecked() else None
+        pane.messages.append({"role": "user", "text": question})
+        pane.messages.append({"role": "assistant", "text": "", "sources": [], "pending": True})
+        pane.render()
+        buffer = self._buffer = TextBuffer(pane.append_text)
+        chat_id = pane.chat_id or None
+
+        def work(ctx):
+            session = self.desk.chat_session(chat_id)
+            answer = session.ask(question, doc_ids or None, buffer.append, ctx.cancel)
+            return session.chat.id, answer
+
+        op = Op(self.workers, "engine", "ask", work)
+        self.answer_op = op.success(self._answered).failure(self._failed).busy(self._busy).run()
+
+    def _busy(self, busy: bool) -> None:
+        if not busy:
+            self._stop_stream()
+            self.answer_op = None
+        self.pane.set_busy(busy)
+        self.busy_changed.emit(busy)
+
+    def _stop_stream(self) -> None:
+        """The last streamed text is shown before the final answer (or the failure) replaces it."""
+        if self._buffer is not None:
+            self._buffer.stop()
+            self._buffer = None
+
+    def _answered(self, result) -> None:
+        chat_id, answer = result
+        self._stop_stream()
+        message = self.pane.messages[-1]
+        message.update(text=answer.text, sources=answer.cited_sources(), pending=False)
+        if answer.cancelled:
+            message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
+        self.pane.chat_id = chat_id
+        self.refresh_chats(chat_id)
+        self.pane.render()
+        self.answer_finished.emit(answer)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._stop_stream()
+        reason = describe(exc)
+        message = self.pane.messages[-1]
+        message.update(text=self.tr("Could not answer: %1").replace("%1", reason), pending=False)
+        self.pane.render()
+        self.failed.emit(reason)
+        self.answer_finished.emit(None)
+
+    def stop(self) -> None:
+        if self.answer_op is not None:
+            self.answer_op.cancel()
+
+    # -- sources ----------------------------------------------------------------------------
+    def show_passages(self, index: int) -> None:
+        messages = self.pane.messages
+        if not (0 <= index < len(messages)) or messages[index]["role"] != "assistant":
+            return
+        dialog = QDialog(self.window)
+        dialog.setWindowTitle(self.tr("Retrieved passages"))
+        dialog.resize(760, 700)
+        browser = QTextBrowser()
+        parts = [self.tr("What the model was given for this answer:")]
+        parts += [f"### {s.label}\n\n{s.text}" for s in messages[index].get("sources", [])]
+        browser.setMarkdown("\n\n".join(parts))
+        QVBoxLayout(dialog).addWidget(browser)
+        dialog.show()
+        self._passages_dialog = dialog
+
+    def open_citation(self, message: int, n: int) -> None:
+        messages = self.pane.messages
+        if not 0 <= message < len(messages):
+            return
+        source = next((s for s in messages[message].get("sources", []) if s.n == n), None)
+        if source is not None:
+            self.opener.open(source.doc_id, source.page, source.text)

@@ -1,0 +1,142 @@
+"""The library side of the window: the document list, adding, syncing watched folders, removing.
+
+Every read of the library and every walk of a folder runs as an op on a worker; the GUI thread
+only shows the results.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QLabel, QMessageBox, QStatusBar, QWidget
+
+from ..services import DocDesk
+from .library_pane import LibraryPane
+from .ops import Op, describe
+from .tasks import Workers
+
+SYNC_DELAY_MS = 1500  # a folder that changes settles before it is re-synced
+MAX_WATCHED = 4000  # inotify's per-user watch limit is 8,192 by default
+PROGRESS_LABELS = ("reading", "embedding", "writing", "hashing")
+
+
+class LibraryController(QObject):
+    changed = Signal()  # the document list on screen was refreshed
+    ingest_finished = Signal(object)  # the AddReport, or None when adding failed
+
+    def __init__(
+        self, desk: DocDesk, workers: Workers, pane: LibraryPane, counts: QLabel, status: QStatusBar, window: QWidget
+    ) -> None:
+        super().__init__(window)
+        self.desk, self.workers, self.pane, self.counts, self.status, self.window = (
+            desk,
+            workers,
+            pane,
+            counts,
+            status,
+            window,
+        )
+        self.watcher = QFileSystemWatcher(self)
+        self._sync_timer = QTimer(self, singleShot=True, interval=SYNC_DELAY_MS)
+        self._sync_timer.timeout.connect(self.sync)
+        self.watcher.directoryChanged.connect(lambda _p: self._sync_timer.start())
+        self.watcher.fileChanged.connect(lambda _p: self._sync_timer.start())
+        pane.remove_requested.connect(self.remove)
+        pane.reindex_requested.connect(self.reindex)
+        pane.reveal_requested.connect(self.reveal)
+        self._labels = {
+            "reading": self.tr("reading"),
+            "embedding": self.tr("embedding"),
+            "writing": self.tr("writing"),
+            "hashing": self.tr("checking"),
+        }
+
+    # -- the list -------------------------------------------------------------------------
+    def refresh(self) -> None:
+        Op(self.workers, "store", "list", lambda _ctx: self.desk.documents()).success(self._show).run()
+
+    def _show(self, docs) -> None:
+        self.pane.show_documents(docs)
+        indexed = [d for d in docs if d.status == "indexed"]
+        passages = sum(d.passages for d in indexed)
+        self.counts.setText(
+            self.tr("%1 documents · %2 passages").replace("%1", str(len(indexed))).replace("%2", str(passages))
+        )
+        self.changed.emit()
+
+    # -- adding ---------------------------------------------------------------------------
+    def add_paths(self, paths: list[Path]) -> None:
+        def work(ctx):
+            return self.desk.add(paths, on_progress=ctx.progress, cancel=ctx.cancel)
+
+        self.status.showMessage(self.tr("Adding %1 item(s)…").replace("%1", str(len(paths))), 4000)
+        self._ingest(Op(self.workers, "ingest", "add", work))
+        QTimer.singleShot(300, self.refresh)  # queued rows appear while the first file is read
+
+    def sync(self) -> None:
+        self._ingest(Op(self.workers, "ingest", "sync", lambda ctx: self.desk.sync(cancel=ctx.cancel)))
+
+    def reindex(self, ids: list[str]) -> None:
+        def work(ctx):
+            paths = [Path(d.path) for d in (self.desk.document(i) for i in ids) if d]
+            for doc_id in ids:
+                self.desk.remove(doc_id)
+            return self.desk.add(paths, cancel=ctx.cancel)
+
+        self._ingest(Op(self.workers, "ingest", "re-index", work))
+
+    def _ingest(self, op: Op) -> None:
+        op.progress(self._progress, final=lambda e: e.stage in ("done", "failed"))
+        op.success(self._ingested).failure(self._ingest_failed).run()
+
+    def _progress(self, event) -> None:
+        if event.stage in self._labels and event.path:
+            detail = f" · {event.pages} p." if event.pages else ""
+            self.pane.show_progress(event.path, self._labels[event.stage] + detail)
+        if event.stage in ("done", "failed"):
+            self.refresh()
+
+    def _ingested(self, report) -> None:
+        self.pane.clear_progress()
+        self.refresh()
+        self.watch()
+        if report.failed:
+            names = ", ".join(Path(f["path"]).name for f in report.failed[:3])
+            self.status.showMessage(self.tr("Could not read: %1 (see the Status column)").replace("%1", names), 8000)
+        else:
+            self.status.showMessage(self.tr("%1 added").replace("%1", str(len(report.added))), 4000)
+        self.ingest_finished.emit(report)
+
+    def _ingest_failed(self, exc: BaseException) -> None:
+        self.pane.clear_progress()
+        self.refresh()
+        QMessageBox.warning(self.window, "DocDesk", self.tr("Adding documents failed: %1").replace("%1", describe(exc)))
+        self.ingest_finished.emit(None)
+
+    # -- the rest -------------------------------------------------------------------------
+    def remove(self, ids: list[str]) -> None:
+        def work(_ctx):
+            for doc_id in ids:
+                self.desk.remove(doc_id)
+
+        Op(self.workers, "ingest", "remove", work).success(lambda _r: self.refresh()).failure(self._ingest_failed).run()
+
+    def reveal(self, doc_id: str) -> None:
+        def opened(doc) -> None:
+            if doc:
+                QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(doc.path).parent)))
+
+        Op(self.workers, "store", "reveal", lambda _ctx: self.desk.document(doc_id)).success(opened).run()
+
+    def watch(self) -> None:
+        """Watch the remembered folders (the walk runs on a worker)."""
+
+        def add(paths: list[str]) -> None:
+            watched = set(self.watcher.directories()) | set(self.watcher.files())
+            missing = [p for p in paths if p not in watched][:MAX_WATCHED]
+            if missing:
+                self.watcher.addPaths(missing)
+
+        Op(self.workers, "store", "watch", lambda _ctx: self.desk.watch_paths(MAX_WATCHED)).success(add).run()

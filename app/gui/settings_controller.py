@@ -1,0 +1,61 @@
+"""The Settings dialog from the window: test a model before saving, run the doctor, apply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QStatusBar, QWidget
+
+from ..services import DocDesk
+from ..settings import save_settings
+from .engine_controller import EngineController
+from .ops import Op, describe
+from .tasks import Workers
+
+
+class SettingsController(QObject):
+    def __init__(
+        self, desk: DocDesk, workers: Workers, engine: EngineController, status: QStatusBar, window: QWidget
+    ) -> None:
+        super().__init__(window)
+        self.desk, self.workers, self.engine, self.status, self.window = desk, workers, engine, status, window
+        self.dialog = None
+
+    def open(self):
+        from .settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.desk.settings, self.window)
+        dialog.test_requested.connect(lambda settings: self.test_model(settings, dialog))
+        dialog.doctor_requested.connect(lambda: self.engine.run_doctor(dialog.show_doctor))
+        dialog.accepted.connect(lambda: self.apply(dialog.collect()))
+        dialog.show()
+        self.dialog = dialog
+        return dialog
+
+    def apply(self, settings) -> None:
+        path = save_settings(settings)
+        llm_changed = settings.llm != self.desk.settings.llm
+        self.desk.settings.llm = settings.llm
+        self.desk.settings.answers = settings.answers
+        self.desk.settings.ui_language = settings.ui_language
+        self.status.showMessage(self.tr("Settings saved to %1").replace("%1", str(path)), 6000)
+        if llm_changed:
+            self.engine.reload()
+
+    def test_model(self, settings, dialog) -> None:
+        dialog.show_test(self.tr("Testing…"))
+
+        def done(result) -> None:
+            text, stats, model = result
+            dialog.show_test(
+                self.tr("%1 tokens/s · first token %2 ms · %3: “%4”")
+                .replace("%1", f"{stats.tokens_per_s:.1f}")
+                .replace("%2", f"{stats.ttft_ms:.0f}")
+                .replace("%3", Path(model).name)
+                .replace("%4", text[:80])
+            )
+
+        Op(self.workers, "engine", "test", lambda _ctx: self.desk.try_model(settings.llm)).success(done).failure(
+            lambda exc: dialog.show_test(self.tr("Failed: %1").replace("%1", describe(exc)))
+        ).run()
