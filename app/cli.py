@@ -189,6 +189,11 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
+def _report(*parts: str) -> None:
+    """A command's closing line on stderr (stdout holds only the answer or the JSON)."""
+    sys.stderr.write(" · ".join(parts) + "\n")
+
+
 def _cmd_ask(desk, args) -> int:
     import threading
 
@@ -226,9 +231,12 @@ def _cmd_ask(desk, args) -> int:
         for source in shown:
             _write(f"  {source.label}  ({source.path})\n")
     timings = answer.timings
-    sys.stderr.write(
-        f"chat {session.chat.id} · retrieval {timings['retrieve_ms']:.0f} ms · first token {timings['ttft_ms']:.0f} ms"
-        f" · {stats.completion_tokens} tokens · continue with --chat {session.chat.id}\n"
+    _report(
+        f"chat {session.chat.id}",
+        f"retrieval {timings['retrieve_ms']:.0f} ms",
+        f"first token {timings['ttft_ms']:.0f} ms",
+        f"{stats.completion_tokens} tokens",
+        f"continue with --chat {session.chat.id}",
     )
     return 0
 
@@ -290,10 +298,10 @@ def _cmd_summarize(desk, args) -> int:
     finally:
         progress.finish()
     _emit(args, summary.as_dict(), summary.text)
-    t = summary.timings
-    sys.stderr.write(
-        f"{summary.pieces} parts of {summary.blocks} blocks · {summary.from_cache}/{summary.steps} steps from cache"
-        f" · {t['total_ms'] / 1000:.1f} s\n"
+    _report(
+        f"{summary.pieces} parts of {summary.blocks} blocks",
+        f"{summary.from_cache}/{summary.steps} steps from cache",
+        f"{summary.timings['total_ms'] / 1000:.1f} s",
     )
     return 0
 
@@ -329,9 +337,12 @@ def _cmd_chat(desk, args) -> int:
         _emit(args, payload, "")
     else:
         sys.stdout.write("\n")
-        sys.stderr.write(
-            f"{backend.name} · {backend.model} · {stats.completion_tokens} tokens · first token {stats.ttft_ms:.0f} ms"
-            f" · {stats.tokens_per_s:.1f} tokens/s\n"
+        _report(
+            backend.name,
+            str(backend.model),
+            f"{stats.completion_tokens} tokens",
+            f"first token {stats.ttft_ms:.0f} ms",
+            f"{stats.tokens_per_s:.1f} tokens/s",
         )
     return 0
 

@@ -99,113 +99,125 @@ def build_sources(
     count_tokens: Callable[[str], int],
     query: str = "",
 ) -> list[Source]:
-    blocks: dict[int, list[PassageRow]] = {}
-    block_texts: dict[int, tuple[int, str]] = {}
-    spans: list[_Span] = []
-    # Only the passages near the hits of each block are read: widening never reaches further.
-    reach: dict[int, tuple[int, int]] = {}
-    for hit in hits:
-        low, high = reach.get(hit.passage.block_id, (hit.passage.ordinal, hit.passage.ordinal))
-        reach[hit.passage.block_id] = (min(low, hit.passage.ordinal), max(high, hit.passage.ordinal))
-    for hit in hits:
-        if len(spans) >= MAX_SOURCES:
-            break
-        p = hit.passage
-        if p.block_id not in blocks:
-            low, high = reach[p.block_id]
-            blocks[p.block_id] = library.block_passages(p.block_id, (low - WIDEN_REACH, high + WIDEN_REACH))
-            block_texts[p.block_id] = library.block_row(p.block_id)
-        block = blocks[p.block_id]
-        index = next((i for i, row in enumerate(block) if row.id == p.id), None)
-        if index is None:
-            continue
-        merged = next((s for s in spans if s.block is block and s.touches(index)), None)
-        if merged:
-            merged.first, merged.last = min(merged.first, index), max(merged.last, index)
-        else:
-            spans.append(_Span(block, index))
+    """The hits as at most MAX_SOURCES sources within `budget_tokens`, each widened by its neighbours."""
+    builder = _ContextBuilder(library, count_tokens)
+    chosen = builder.choose(builder.spans(hits), budget_tokens)
+    builder.widen(chosen, budget_tokens)
+    return [builder.source(n, span, cost, query) for n, (span, cost) in enumerate(chosen, 1)]
 
-    def span_text(span: _Span) -> str:
-        start, text = block_texts[span.block[0].block_id]
-        return _text_of(start, text, span.block[span.first], span.block[span.last])
 
-    # Each passage is counted once: a span costs the stretches from each passage's start to the
-    # next one's, plus its last passage whole (token counts add up to within a token per seam).
-    counted: dict[tuple[int, int, bool], int] = {}
+class _ContextBuilder:
+    def __init__(self, library: Library, count_tokens: Callable[[str], int]) -> None:
+        self.library = library
+        self.count_tokens = count_tokens
+        self.block_texts: dict[int, tuple[int, str]] = {}
+        # Each passage is counted once: a span costs the stretches from each passage's start to the
+        # next one's, plus its last passage whole (token counts add up to within a token per seam).
+        self.counted: dict[tuple[int, int, bool], int] = {}
+        self.overhead = count_tokens("")  # what count_tokens adds to every call (the source header)
 
-    def piece_cost(block: list[PassageRow], index: int, whole: bool) -> int:
+    def spans(self, hits: list[SearchHit]) -> list[_Span]:
+        """Hits from the same block that touch or overlap become one span, best hit first."""
+        blocks: dict[int, list[PassageRow]] = {}
+        spans: list[_Span] = []
+        # Only the passages near the hits of each block are read: widening never reaches further.
+        reach: dict[int, tuple[int, int]] = {}
+        for hit in hits:
+            low, high = reach.get(hit.passage.block_id, (hit.passage.ordinal, hit.passage.ordinal))
+            reach[hit.passage.block_id] = (min(low, hit.passage.ordinal), max(high, hit.passage.ordinal))
+        for hit in hits:
+            if len(spans) >= MAX_SOURCES:
+                break
+            p = hit.passage
+            if p.block_id not in blocks:
+                low, high = reach[p.block_id]
+                blocks[p.block_id] = self.library.block_passages(p.block_id, (low - WIDEN_REACH, high + WIDEN_REACH))
+                self.block_texts[p.block_id] = self.library.block_row(p.block_id)
+            block = blocks[p.block_id]
+            index = next((i for i, row in enumerate(block) if row.id == p.id), None)
+            if index is None:
+                continue
+            merged = next((s for s in spans if s.block is block and s.touches(index)), None)
+            if merged:
+                merged.first, merged.last = min(merged.first, index), max(merged.last, index)
+            else:
+                spans.append(_Span(block, index))
+        return spans
+
+    def _piece_cost(self, block: list[PassageRow], index: int, whole: bool) -> int:
         key = (block[index].id, index, whole)
-        if key not in counted:
-            start, text = block_texts[block[0].block_id]
+        if key not in self.counted:
+            start, text = self.block_texts[block[0].block_id]
             row = block[index]
             end = row.end if whole or index + 1 >= len(block) else block[index + 1].start
-            counted[key] = count_tokens(text[row.start - start : end - start]) - (0 if whole else overhead)
-        return counted[key]
+            self.counted[key] = self.count_tokens(text[row.start - start : end - start]) - (
+                0 if whole else self.overhead
+            )
+        return self.counted[key]
 
-    overhead = count_tokens("")  # what count_tokens adds to every call (the source header)
+    def cost(self, span: _Span) -> int:
+        inner = sum(self._piece_cost(span.block, i, False) for i in range(span.first, span.last))
+        return inner + self._piece_cost(span.block, span.last, True)
 
-    def span_cost(span: _Span) -> int:
-        return sum(piece_cost(span.block, i, False) for i in range(span.first, span.last)) + piece_cost(
-            span.block, span.last, True
-        )
+    def choose(self, spans: list[_Span], budget: int) -> list[tuple[_Span, int]]:
+        """Whole spans, best first, while they fit."""
+        chosen: list[tuple[_Span, int]] = []
+        used = 0
+        for span in spans:
+            cost = self.cost(span)
+            if used + cost > budget and span.first != span.last:
+                # Merged hits too long together: keep the best one; widening regrows it within the budget.
+                span.first = span.last = span.anchor
+                cost = self.cost(span)
+            if used + cost > budget:
+                continue
+            chosen.append((span, cost))
+            used += cost
+        return chosen
 
-    # Take whole spans, best first, while they fit.
-    chosen: list[tuple[_Span, int]] = []
-    used = 0
-    for span in spans:
-        cost = span_cost(span)
-        if used + cost > budget_tokens and span.first != span.last:
-            # Merged hits too long together: keep the best one; widening regrows it within the budget.
-            span.first = span.last = span.anchor
-            cost = span_cost(span)
-        if used + cost > budget_tokens:
-            continue
-        chosen.append((span, cost))
-        used += cost
+    def widen(self, chosen: list[tuple[_Span, int]], budget: int) -> None:
+        """One neighbour at a time for each source in turn, while the budget allows."""
+        used = sum(cost for _, cost in chosen)
+        grew = True
+        while grew:
+            grew = False
+            for i, (span, cost) in enumerate(chosen):
+                for first, last in ((span.first - 1, span.last), (span.first, span.last + 1)):
+                    if first < 0 or last >= len(span.block) or self._collides(span, first, last, chosen):
+                        continue
+                    old = (span.first, span.last)
+                    span.first, span.last = first, last
+                    new_cost = self.cost(span)
+                    if used - cost + new_cost <= budget:
+                        used += new_cost - cost
+                        cost = new_cost
+                        chosen[i] = (span, cost)
+                        grew = True
+                    else:
+                        span.first, span.last = old
 
-    # Widen: one neighbour at a time for each source in turn, while the budget allows.
-    grew = True
-    while grew:
-        grew = False
-        for i, (span, cost) in enumerate(chosen):
-            for first, last in ((span.first - 1, span.last), (span.first, span.last + 1)):
-                if first < 0 or last >= len(span.block):
-                    continue
-                if any(
-                    o is not span and o.block is span.block and o.first <= last and first <= o.last for o, _ in chosen
-                ):
-                    continue  # would run into another source
-                old = (span.first, span.last)
-                span.first, span.last = first, last
-                new_cost = span_cost(span)
-                if used - cost + new_cost <= budget_tokens:
-                    used += new_cost - cost
-                    cost = new_cost
-                    chosen[i] = (span, cost)
-                    grew = True
-                else:
-                    span.first, span.last = old
+    @staticmethod
+    def _collides(span: _Span, first: int, last: int, chosen: list[tuple[_Span, int]]) -> bool:
+        """Would the span, grown to first..last, run into another source?"""
+        return any(o is not span and o.block is span.block and o.first <= last and first <= o.last for o, _ in chosen)
 
-    sources = []
-    for n, (span, cost) in enumerate(chosen, 1):
+    def source(self, n: int, span: _Span, cost: int, query: str) -> Source:
         rows = span.passages()
         head, anchor = rows[0], span.block[span.anchor]
-        sources.append(
-            Source(
-                n=n,
-                doc_id=head.doc_id,
-                title=head.title,
-                path=head.path,
-                block_id=head.block_id,
-                start=head.start,
-                end=rows[-1].end,
-                page=best_page(library, anchor, query),
-                page_end=anchor.page_end,
-                span_pages=(min(r.page for r in rows), max(r.page_end for r in rows)),
-                synthetic_pages=head.synthetic_pages,
-                text=span_text(span),
-                passage_ids=[r.id for r in rows],
-                tokens=cost,
-            )
+        start, text = self.block_texts[head.block_id]
+        return Source(
+            n=n,
+            doc_id=head.doc_id,
+            title=head.title,
+            path=head.path,
+            block_id=head.block_id,
+            start=head.start,
+            end=rows[-1].end,
+            page=best_page(self.library, anchor, query),
+            page_end=anchor.page_end,
+            span_pages=(min(r.page for r in rows), max(r.page_end for r in rows)),
+            synthetic_pages=head.synthetic_pages,
+            text=_text_of(start, text, rows[0], rows[-1]),
+            passage_ids=[r.id for r in rows],
+            tokens=cost,
         )
-    return sources

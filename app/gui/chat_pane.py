@@ -48,6 +48,23 @@ class ChatPane(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(self._chat_list())
+        self.splitter.addWidget(self._conversation())
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([200, 700])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+        QShortcut(QKeySequence("Ctrl+Return"), self.question, self._send)
+        QShortcut(QKeySequence("Ctrl+Enter"), self.question, self._send)
+        QShortcut(QKeySequence(Qt.Key_Escape), self, self.stop_requested.emit)
+
+        self.messages: list[dict] = []  # {"role", "text", "sources": [CitedSource], "pending": bool}
+        self.chat_id = ""
+        self.render()  # the first-run hint
+
+    def _chat_list(self) -> QWidget:
         self.chats = QListWidget()
         self.chats.currentItemChanged.connect(self._chat_changed)
         new = QPushButton(self.tr("New chat"))
@@ -64,7 +81,9 @@ class ChatPane(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.chats)
         left_layout.addLayout(chat_buttons)
+        return left
 
+    def _conversation(self) -> QWidget:
         self.transcript = QTextBrowser()
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
@@ -91,22 +110,7 @@ class ChatPane(QWidget):
         right_layout.addWidget(self.transcript, 1)
         right_layout.addWidget(self.question)
         right_layout.addLayout(row)
-
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([200, 700])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.splitter)
-        QShortcut(QKeySequence("Ctrl+Return"), self.question, self._send)
-        QShortcut(QKeySequence("Ctrl+Enter"), self.question, self._send)
-        QShortcut(QKeySequence(Qt.Key_Escape), self, self.stop_requested.emit)
-
-        self.messages: list[dict] = []  # {"role", "text", "sources": [CitedSource], "pending": bool}
-        self.chat_id = ""
-        self.render()  # the first-run hint
+        return right
 
     # -- chats --------------------------------------------------------------------------
     def show_chats(self, chats, current: str = "") -> None:

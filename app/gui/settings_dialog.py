@@ -55,9 +55,28 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Settings"))
         self.settings = copy.deepcopy(settings)
-        llm = self.settings.llm
         tabs = QTabWidget()
+        tabs.addTab(self._model_tab(), self.tr("Model"))
+        tabs.addTab(self._library_tab(), self.tr("Library"))
+        tabs.addTab(self._doctor_tab(), self.tr("Doctor"))
+        help_text = QLabel(
+            self.tr(
+                "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
+                "Answers cite the page they come from. Everything stays on this computer."
+            )
+        )
+        help_text.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(help_text)
+        layout.addWidget(tabs, 1)
+        layout.addWidget(buttons)
+        self.tabs = tabs
 
+    def _model_tab(self) -> QWidget:
+        llm = self.settings.llm
         model = QWidget()
         form = QFormLayout(model)
         self.backend = QComboBox()
@@ -107,8 +126,9 @@ class SettingsDialog(QDialog):
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         form.addRow(self.test, self.test_result)
-        tabs.addTab(model, self.tr("Model"))
+        return model
 
+    def _library_tab(self) -> QWidget:
         library = QWidget()
         lform = QFormLayout(library)
         self.library_path = QLineEdit(str(self.settings.library))
@@ -122,8 +142,9 @@ class SettingsDialog(QDialog):
         lform.addRow(self.tr("Embedding model"), self.embedding)
         lform.addRow(self.tr("Interface language"), self.language)
         lform.addRow(QLabel(self.tr("A new library folder, model or language takes effect after a restart.")))
-        tabs.addTab(library, self.tr("Library"))
+        return library
 
+    def _doctor_tab(self) -> QWidget:
         doctor = QWidget()
         dlayout = QVBoxLayout(doctor)
         self.doctor = QPlainTextEdit(readOnly=True)
@@ -131,23 +152,7 @@ class SettingsDialog(QDialog):
         run_doctor.clicked.connect(self.doctor_requested)
         dlayout.addWidget(self.doctor, 1)
         dlayout.addWidget(run_doctor)
-        tabs.addTab(doctor, self.tr("Doctor"))
-
-        help_text = QLabel(
-            self.tr(
-                "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
-                "Answers cite the page they come from. Everything stays on this computer."
-            )
-        )
-        help_text.setWordWrap(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(help_text)
-        layout.addWidget(tabs, 1)
-        layout.addWidget(buttons)
-        self.tabs = tabs
+        return doctor
 
     def _browse_model(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
