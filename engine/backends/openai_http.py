@@ -85,6 +85,17 @@ class OpenAIBackend:
     def max_concurrency(self) -> int:
         return self._max_concurrency
 
+    @property
+    def on_gpu(self) -> bool:
+        # A server's hardware cannot be seen from here; servers worth pointing DocDesk at run on a
+        # GPU, so answers and summaries plan for one (the llama_server backend knows its own).
+        return True
+
+    def warm_up(self) -> None:
+        """Set up the HTTP client (httpx and its connection pool); the server is asked nothing,
+        so a server that starts after DocDesk is still found at the first request."""
+        self._client  # noqa: B018  (a cached property: built once)
+
     def count_tokens(self, text: str) -> int:
         # Servers disagree on a tokenize endpoint; cl100k is a close, conservative estimate.
         from ingest.tokens import block_encoding
@@ -201,5 +212,6 @@ class OpenAIBackend:
         return self.on_stream_error(error) if self.on_stream_error else error
 
     def close(self) -> None:
+        """Close the HTTP client; closing again does nothing."""
         if "_client" in self.__dict__:
             self._client.close()
