@@ -14,11 +14,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from ..gguf_info import read_gguf
 from .base import ChatRequest
+from .registry import register_backend
 from .stops import StopScanner
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +100,27 @@ def bundled_model_path() -> Path:
     return path
 
 
+@register_backend("llama_cpp")
 class LlamaCppBackend:
     """One request at a time on one worker thread; tokens cross to the caller through a queue."""
 
     name = "llama_cpp"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> LlamaCppBackend:
+        return cls(
+            settings.model,
+            settings.context,
+            settings.gpu_layers,
+            settings.threads,
+            settings.batch,
+            settings.flash_attention,
+            settings.kv_cache or "f16",
+            settings.mlock,
+            settings.cpu_repack,
+        )
 
     def __init__(
         self,

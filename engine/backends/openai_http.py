@@ -8,19 +8,40 @@ import threading
 import time
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
 from .base import ChatRequest
+from .registry import register_backend
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 log = logging.getLogger(__name__)
 
 CONNECT_RETRIES = 3
 
 
+@register_backend("openai")
 class OpenAIBackend:
     """Streams /v1/chat/completions; up to `max_concurrency` requests in flight at once."""
 
     name = "openai"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> OpenAIBackend:
+        return cls(
+            settings.url,
+            settings.model,
+            settings.api_key,
+            settings.max_concurrency,
+            settings.connect_timeout,
+            settings.read_timeout,
+            settings.context,
+        )
 
     def __init__(
         self,
