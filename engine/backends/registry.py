@@ -40,6 +40,7 @@ BUILT_IN: dict[str, Entry] = {
     "llama_server": Entry("engine.backends.llama_server"),
     "openai": Entry("engine.backends.openai_http"),
     "vllm": Entry("engine.backends.vllm_server"),
+    "fake": Entry("engine.backends.fake", listed=False),
 }
 
 _BUILDERS: dict[str, Builder] = {}

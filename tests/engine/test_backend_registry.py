@@ -23,13 +23,17 @@ def test_every_built_in_name_is_registered_by_its_module_as_that_name():
 
 def test_the_offered_names_are_the_listed_built_ins():
     assert BACKENDS == listed_names() == tuple(sorted(n for n, e in BUILT_IN.items() if e.listed))
+    assert "fake" not in BACKENDS and "fake" in BUILT_IN
 
 
-def test_the_command_line_offers_the_same_backends():
+def test_the_command_line_offers_the_same_backends(capsys):
     from app.cli import _parser
 
     for name in BACKENDS:
         assert _parser().parse_args(["chat", "--backend", name, "hi"]).backend == name
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["chat", "--backend", "fake", "hi"])  # a test double, not a user's choice
+    assert "invalid choice: 'fake'" in capsys.readouterr().err
 
 
 def test_an_unknown_backend_is_named_with_the_choices():
@@ -51,6 +55,7 @@ def test_looking_up_every_backend_imports_nothing_heavy():
         from engine.backends.registry import BUILT_IN, builder
         for name in BUILT_IN:
             builder(name)
+        create_backend(LlmSettings(backend="fake")).close()
         heavy = ("llama_cpp", "httpx", "torch", "numpy", "sentence_transformers", "faiss")
         print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
     """
