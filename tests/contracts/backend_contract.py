@@ -34,6 +34,9 @@ def ask(text: str, max_tokens: int = 48, **kwargs) -> ChatRequest:
 
 
 class BackendContract:
+    # What a prompt longer than the context raises: ContextTooLong wherever the backend can tell.
+    too_long_error: type[Exception] = ContextTooLong
+
     # -- what a subclass supplies ---------------------------------------------------------
     @pytest.fixture
     def backend(self):
@@ -46,6 +49,9 @@ class BackendContract:
     def warm_state(self, backend) -> object:
         """What warm_up() builds; compared with == before and after a second warm_up()."""
         return None
+
+    def check_released(self, backend, state) -> None:
+        """Assert that a closed backend let go of `state` (what warm_state gave before closing)."""
 
     # -- identity and limits ----------------------------------------------------------------
     def test_names_itself_as_registered(self, backend):
@@ -103,7 +109,7 @@ class BackendContract:
 
     def test_a_prompt_longer_than_the_context_is_refused(self, backend):
         request = ask("word " * (backend.context_window + 200), max_tokens=16)
-        with pytest.raises(ContextTooLong):
+        with pytest.raises(self.too_long_error):
             list(backend.stream_chat(request))
         assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
 
@@ -140,10 +146,13 @@ class BackendContract:
         try:
             backend.warm_up()
             assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
+            state = self.warm_state(backend)
         finally:
             backend.close()
+        self.check_released(backend, state)
         backend.close()  # a second close does nothing
         closed = threading.Thread(target=backend.close)  # nor does one from another thread
         closed.start()
         closed.join(30)
         assert not closed.is_alive()
+        self.check_released(backend, state)

@@ -28,6 +28,9 @@ class TestFakeBackendContract(BackendContract):
     def warm_state(self, backend) -> object:
         return backend.warm_ups
 
+    def check_released(self, backend, state) -> None:
+        assert backend.closed and state == 1
+
 
 def ask(text: str, **kwargs) -> ChatRequest:
     return ChatRequest([{"role": "user", "content": text}], **kwargs)
