@@ -118,7 +118,7 @@ class Answerer:
     def context_tokens(self) -> int:
         if self.settings.context_tokens:
             return self.settings.context_tokens
-        return 3000 if getattr(self.backend, "on_gpu", True) else 1200
+        return 3000 if self.backend.on_gpu else 1200
 
     # -- before the model ---------------------------------------------------------
     def prepare(

@@ -204,7 +204,7 @@ class _Run:
             raise EngineError(f"the model's context ({window} tokens) is too small to summarize: raise it")
         if owner.piece_tokens:
             self.input_tokens = min(self.input_tokens, owner.piece_tokens)
-        elif not getattr(self.backend, "on_gpu", True):
+        elif not self.backend.on_gpu:
             self.input_tokens = min(self.input_tokens, CPU_PIECE_TOKENS)
 
     # -- steps ----------------------------------------------------------------------

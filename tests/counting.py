@@ -15,7 +15,10 @@ class CountingBackend:
 
     context_window = property(lambda self: self.inner.context_window)
     max_concurrency = property(lambda self: self.inner.max_concurrency)
-    on_gpu = property(lambda self: getattr(self.inner, "on_gpu", True))
+    on_gpu = property(lambda self: self.inner.on_gpu)
+
+    def warm_up(self) -> None:
+        self.inner.warm_up()
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

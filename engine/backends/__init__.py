@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .base import Backend, ChatRequest, GenerationStats, Message
+from .registry import builder, listed_names
 
-__all__ = ["Backend", "ChatRequest", "GenerationStats", "LlmSettings", "Message", "create_backend"]
+__all__ = ["BACKENDS", "Backend", "ChatRequest", "GenerationStats", "LlmSettings", "Message", "create_backend"]
 
-BACKENDS = ("llama_cpp", "llama_server", "openai", "vllm")
+BACKENDS = listed_names()  # the backends users choose from: ("llama_cpp", "llama_server", "openai", "vllm")
 
 
 @dataclass
@@ -38,62 +39,9 @@ class LlmSettings:
 
 
 def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16: bool | None = None) -> Backend:
-    from ..errors import EngineError
+    """The backend `settings.backend` names, built by its own module (engine/backends/registry.py).
 
-    if settings.backend == "llama_cpp":
-        from .llama_cpp import LlamaCppBackend
-
-        return LlamaCppBackend(
-            settings.model,
-            settings.context,
-            settings.gpu_layers,
-            settings.threads,
-            settings.batch,
-            settings.flash_attention,
-            settings.kv_cache or "f16",
-            settings.mlock,
-            settings.cpu_repack,
-        )
-    if settings.backend == "llama_server":
-        from .llama_cpp import bundled_model_path
-        from .llama_server import LlamaServer, LlamaServerSettings
-
-        options = LlamaServerSettings(
-            model=Path(settings.model).expanduser() if settings.model else bundled_model_path(),
-            executable=settings.llama_server,
-            slots=settings.slots,
-            context=settings.context,
-            gpu_layers=settings.gpu_layers,
-            flash_attention=settings.flash_attention,
-            kv_cache=settings.kv_cache,
-            threads=settings.threads,
-            port=settings.server_port,
-        )
-        # The server's log goes beside the library, where a user looks first.
-        return LlamaServer(options, log_dir or Path.cwd()).start()
-    if settings.backend == "openai":
-        from .openai_http import OpenAIBackend
-
-        return OpenAIBackend(
-            settings.url,
-            settings.model,
-            settings.api_key,
-            settings.max_concurrency,
-            settings.connect_timeout,
-            settings.read_timeout,
-            settings.context,
-        )
-    if settings.backend == "vllm":
-        from ..doctor import detect_gpus, pitfalls
-        from .vllm_server import VllmServer, VllmSettings
-
-        if not settings.model and not settings.vllm.get("command"):
-            raise EngineError("the vllm backend needs a model: set [llm] model to a Hugging Face id or folder")
-        options = VllmSettings(model=settings.model or "", **settings.vllm)
-        if settings.context:
-            options.max_model_len = settings.context
-        if has_bf16 is None:
-            gpus = detect_gpus()
-            has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))
-        return VllmServer(options, log_dir or Path.cwd(), has_bf16).start()
-    raise EngineError(f"unknown backend {settings.backend!r}: use one of {', '.join(BACKENDS)}")
+    `log_dir` is where a server DocDesk starts writes its log (beside the library); `has_bf16`
+    overrides what the GPU check says for vLLM's dtype.
+    """
+    return builder(settings.backend)(settings, log_dir=log_dir, has_bf16=has_bf16)

@@ -39,17 +39,43 @@ class ChatRequest:
 
 
 class Backend(Protocol):
+    """What every LLM backend offers; tests/contracts/backend_contract.py checks each one against it.
+
+    Building one is cheap (nothing heavy is loaded); `warm_up()` does the heavy setup, and the
+    first request does it too when nobody called it. Both `warm_up()` and `close()` may be
+    called any number of times: a second call does nothing.
+    """
+
     name: str
     model: str
 
     @property
-    def context_window(self) -> int: ...
+    def context_window(self) -> int:
+        """Tokens the prompt and the answer share."""
+        ...
 
     @property
-    def max_concurrency(self) -> int: ...
+    def max_concurrency(self) -> int:
+        """Requests that may stream at once (1: one after the other); at least 1."""
+        ...
 
-    def stream_chat(self, request: ChatRequest) -> Iterator[str]: ...
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the model runs on a GPU: prompts are read fast there, so callers give it more context."""
+        ...
+
+    def warm_up(self) -> None:
+        """Load what the first request would need (model weights, a client); idempotent."""
+        ...
+
+    def stream_chat(self, request: ChatRequest) -> Iterator[str]:
+        """The answer's text piece by piece; fills `request.stats`; raises Cancelled once
+        `request.cancel` is set; stops after `request.max_tokens` tokens or at a stop string,
+        which is not part of the text."""
+        ...
 
     def count_tokens(self, text: str) -> int: ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the model, the client or the server process; idempotent."""
+        ...

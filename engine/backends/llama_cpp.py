@@ -14,11 +14,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from ..gguf_info import read_gguf
 from .base import ChatRequest
+from .registry import register_backend
 from .stops import StopScanner
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +100,27 @@ def bundled_model_path() -> Path:
     return path
 
 
+@register_backend("llama_cpp")
 class LlamaCppBackend:
     """One request at a time on one worker thread; tokens cross to the caller through a queue."""
 
     name = "llama_cpp"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> LlamaCppBackend:
+        return cls(
+            settings.model,
+            settings.context,
+            settings.gpu_layers,
+            settings.threads,
+            settings.batch,
+            settings.flash_attention,
+            settings.kv_cache or "f16",
+            settings.mlock,
+            settings.cpu_repack,
+        )
 
     def __init__(
         self,
@@ -149,6 +171,13 @@ class LlamaCppBackend:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-cpp")
         self._llm = None
         self._formatter = None
+        self._closed = False
+
+    def _submit(self, work, *args):
+        """Run on the model's worker thread; a closed backend says so instead of failing obscurely."""
+        if self._closed:
+            raise BackendUnavailable(f"the llama_cpp backend for {self.model} is closed: create a new one")
+        return self._worker.submit(work, *args)
 
     # -- loading ----------------------------------------------------------------
     def _load(self):
@@ -180,7 +209,9 @@ class LlamaCppBackend:
         return self._llm
 
     def warm_up(self) -> None:
-        self._worker.submit(self._load).result()
+        """Load the model now (the first request would); a loaded model is not loaded again."""
+        if self._llm is None:
+            self._submit(self._load).result()
 
     @property
     def context_window(self) -> int:
@@ -206,14 +237,14 @@ class LlamaCppBackend:
             # loaded model counts on the caller's thread: context building needs dozens of counts and
             # a hop through the worker each time cost ~10 ms per question.
             return count()
-        return self._worker.submit(count).result()
+        return self._submit(count).result()
 
     # -- generation -------------------------------------------------------------
     def stream_chat(self, request: ChatRequest) -> Iterator[str]:
         tokens: queue.SimpleQueue = queue.SimpleQueue()
         abandoned = threading.Event()  # the caller stopped reading: the worker stops too
         started = time.perf_counter()
-        future = self._worker.submit(self._generate, request, tokens, started, abandoned)
+        future = self._submit(self._generate, request, tokens, started, abandoned)
         try:
             while (item := tokens.get()) is not _END:
                 yield item
@@ -306,12 +337,17 @@ class LlamaCppBackend:
         native.llama_perf_context_reset(self._load()._ctx.ctx)
 
     def close(self) -> None:
+        """Free the model and stop the worker; closing again does nothing."""
+        if self._closed:
+            return
+
         def release() -> None:
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
 
-        self._worker.submit(release).result()
+        self._submit(release).result()
+        self._closed = True
         self._worker.shutdown(wait=True)
 
 

@@ -12,9 +12,14 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, ModelNotFound
 from .managed_server import ManagedServer, choose_port
+from .registry import register_backend
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 MAX_SLOTS = 16
 CPU_SLOTS = 4  # without a GPU: batching still shares each weight read; more slots only add latency
@@ -124,8 +129,30 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     return command + list(settings.extra_args)
 
 
+@register_backend("llama_server")
 class LlamaServer(ManagedServer):
     name = "llama_server"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> LlamaServer:
+        """Started and healthy: the GGUF of [llm] model, else the bundled one."""
+        from .llama_cpp import bundled_model_path
+
+        options = LlamaServerSettings(
+            model=Path(settings.model).expanduser() if settings.model else bundled_model_path(),
+            executable=settings.llama_server,
+            slots=settings.slots,
+            context=settings.context,
+            gpu_layers=settings.gpu_layers,
+            flash_attention=settings.flash_attention,
+            kv_cache=settings.kv_cache,
+            threads=settings.threads,
+            port=settings.server_port,
+        )
+        # The server's log goes beside the library, where a user looks first.
+        return cls(options, log_dir or Path.cwd()).start()
 
     def __init__(self, settings: LlamaServerSettings, log_dir: Path, gpus: list | None = None) -> None:
         if not settings.model.is_file():

@@ -8,19 +8,46 @@ import threading
 import time
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
 from .base import ChatRequest
+from .registry import register_backend
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 log = logging.getLogger(__name__)
 
 CONNECT_RETRIES = 3
 
 
+def _estimate_tokens(text: str) -> int:
+    from ingest.tokens import block_encoding
+
+    return len(block_encoding().encode_ordinary(text))
+
+
+@register_backend("openai")
 class OpenAIBackend:
     """Streams /v1/chat/completions; up to `max_concurrency` requests in flight at once."""
 
     name = "openai"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> OpenAIBackend:
+        return cls(
+            settings.url,
+            settings.model,
+            settings.api_key,
+            settings.max_concurrency,
+            settings.connect_timeout,
+            settings.read_timeout,
+            settings.context,
+        )
 
     def __init__(
         self,
@@ -85,11 +112,20 @@ class OpenAIBackend:
     def max_concurrency(self) -> int:
         return self._max_concurrency
 
+    @property
+    def on_gpu(self) -> bool:
+        # A server's hardware cannot be seen from here; servers worth pointing DocDesk at run on a
+        # GPU, so answers and summaries plan for one (the llama_server backend knows its own).
+        return True
+
+    def warm_up(self) -> None:
+        """Set up the HTTP client (httpx and its connection pool); the server is asked nothing,
+        so a server that starts after DocDesk is still found at the first request."""
+        self._client  # noqa: B018  (a cached property: built once)
+
     def count_tokens(self, text: str) -> int:
         # Servers disagree on a tokenize endpoint; cl100k is a close, conservative estimate.
-        from ingest.tokens import block_encoding
-
-        return len(block_encoding().encode_ordinary(text))
+        return _estimate_tokens(text)
 
     # -- requests ---------------------------------------------------------------
     def _request(self, method: str, path: str, **kwargs):
@@ -102,6 +138,13 @@ class OpenAIBackend:
             except httpx.ConnectError as exc:
                 last = exc
                 time.sleep(0.2 * 2**attempt)
+                continue
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+                last = exc  # a dropped kept-alive connection: a new one next time (see stream_chat)
+                if attempt == CONNECT_RETRIES - 1:
+                    raise ServerError(
+                        f"the server at {self.url} dropped the connection before answering ({exc})"
+                    ) from exc
                 continue
             except httpx.TimeoutException as exc:
                 raise ServerError(
@@ -157,6 +200,13 @@ class OpenAIBackend:
                             BackendUnavailable(f"no server at {self.url} (start it, or check the URL)")
                         ) from exc
                     time.sleep(0.2 * 2**attempt)
+                except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+                    # A kept-alive connection the server dropped (after a stream it broke off, say)
+                    # fails before any answer: the pool discards it and the next try gets a new one.
+                    if attempt == CONNECT_RETRIES - 1:
+                        raise self._stream_failure(
+                            ServerError(f"the server at {self.url} dropped the connection before answering ({exc})")
+                        ) from exc
             try:
                 if response.status_code >= 400:
                     response.read()
@@ -195,11 +245,18 @@ class OpenAIBackend:
             finally:
                 context.__exit__(None, None, None)
                 stats.completion_tokens = stats.completion_tokens or tokens
+                # A server that reports no usage (llama-cpp-python's ignores include_usage): the
+                # cl100k estimate, a few tokens per message for the template; never the server's
+                # own tokenizer here, which may be what just failed.
+                stats.prompt_tokens = stats.prompt_tokens or sum(
+                    _estimate_tokens(m.get("content", "")) + 4 for m in request.messages
+                )
                 stats.total_ms = (time.perf_counter() - started) * 1000
 
     def _stream_failure(self, error: Exception) -> Exception:
         return self.on_stream_error(error) if self.on_stream_error else error
 
     def close(self) -> None:
+        """Close the HTTP client; closing again does nothing."""
         if "_client" in self.__dict__:
             self._client.close()

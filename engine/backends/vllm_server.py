@@ -8,9 +8,14 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, EngineError
 from .managed_server import ManagedServer, choose_port, free_port, port_in_use
+from .registry import register_backend
+
+if TYPE_CHECKING:
+    from . import LlmSettings
 
 __all__ = ["VllmServer", "VllmSettings", "build_command", "free_port", "port_in_use"]
 
@@ -87,10 +92,28 @@ def _vllm_importable() -> bool:
     return importlib.util.find_spec("vllm") is not None
 
 
+@register_backend("vllm")
 class VllmServer(ManagedServer):
     """A vLLM (or any OpenAI-compatible) server process that DocDesk starts and stops."""
 
     name = "vllm"
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> VllmServer:
+        """Started and healthy; half precision on GPUs without bf16 unless `has_bf16` says otherwise."""
+        from ..doctor import detect_gpus, pitfalls
+
+        if not settings.model and not settings.vllm.get("command"):
+            raise EngineError("the vllm backend needs a model: set [llm] model to a Hugging Face id or folder")
+        options = VllmSettings(model=settings.model or "", **settings.vllm)
+        if settings.context:
+            options.max_model_len = settings.context
+        if has_bf16 is None:
+            gpus = detect_gpus()
+            has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))
+        return cls(options, log_dir or Path.cwd(), has_bf16).start()
 
     def __init__(
         self, settings: VllmSettings, log_dir: Path, has_bf16: bool = True, max_concurrency: int | None = None

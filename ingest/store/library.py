@@ -107,6 +107,11 @@ _DOC_COLUMNS = (
     "d.reason, d.warnings, d.embed_model, d.added_at, d.indexed_at"
 )
 
+_COUNTS = (
+    "(SELECT count(*) FROM passages p WHERE p.doc_id = d.id) AS passages, "
+    "(SELECT count(*) FROM blocks b WHERE b.doc_id = d.id) AS blocks"
+)
+
 
 def _document(row: sqlite3.Row) -> DocumentRow:
     values = dict(row)
@@ -168,30 +173,17 @@ class Library:
 
     # -- documents --------------------------------------------------------------
     def documents(self, with_counts: bool = True) -> list[DocumentRow]:
-        rows = [
-            _document(r)
-            for r in self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.added_at, d.path")
-        ]
-        if with_counts:
-            counts = {
-                r[0]: (r[1], r[2])
-                for r in self.conn.execute(
-                    "SELECT doc_id, count(*), (SELECT count(*) FROM blocks b WHERE b.doc_id = p.doc_id) "
-                    "FROM passages p GROUP BY doc_id"
-                )
-            }
-            for doc in rows:
-                doc.passages, doc.blocks = counts.get(doc.id, (0, 0))
-        return rows
+        # One statement is one snapshot: a document being written is never seen with its status
+        # from before the commit and its counts from after it.
+        counts = f", {_COUNTS}" if with_counts else ""
+        rows = self.conn.execute(f"SELECT {_DOC_COLUMNS}{counts} FROM documents d ORDER BY d.added_at, d.path")
+        return [_document(r) for r in rows]
 
     def document(self, doc_id: str) -> DocumentRow | None:
-        row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?", (doc_id,)).fetchone()
-        if row is None:
-            return None
-        doc = _document(row)
-        doc.passages = self.conn.execute("SELECT count(*) FROM passages WHERE doc_id = ?", (doc_id,)).fetchone()[0]
-        doc.blocks = self.conn.execute("SELECT count(*) FROM blocks WHERE doc_id = ?", (doc_id,)).fetchone()[0]
-        return doc
+        row = self.conn.execute(
+            f"SELECT {_DOC_COLUMNS}, {_COUNTS} FROM documents d WHERE d.id = ?", (doc_id,)
+        ).fetchone()
+        return _document(row) if row is not None else None
 
     def resolve(self, ref: str) -> DocumentRow | None:
         """A document by id, id prefix (8+ characters) or file path."""

@@ -37,6 +37,9 @@ class Capped:
     max_concurrency = property(lambda self: self.limit)
     on_gpu = property(lambda self: self.inner.on_gpu)
 
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 

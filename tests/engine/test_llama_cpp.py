@@ -7,10 +7,12 @@ import sys
 
 import pytest
 
+from engine.backends import LlmSettings, create_backend
 from engine.backends.base import ChatRequest
 from engine.backends.llama_cpp import LlamaCppBackend, bundled_model_path
 from engine.errors import Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from engine.gguf_info import read_gguf
+from tests.contracts.backend_contract import BackendContract
 
 pytestmark = pytest.mark.models
 
@@ -20,6 +22,23 @@ def backend():
     model = LlamaCppBackend(context=2048)
     yield model
     model.close()
+
+
+class TestLlamaCppContract(BackendContract):
+    """The bundled SmolLM2 in this process, as the session loaded it (its default 8192 context)."""
+
+    @pytest.fixture
+    def backend(self, bundled_llm):
+        return bundled_llm
+
+    def make_backend(self):
+        return create_backend(LlmSettings(backend="llama_cpp", context=1024))
+
+    def warm_state(self, backend) -> object:
+        return backend._llm
+
+    def check_released(self, backend, state) -> None:
+        assert backend._llm is None and backend._worker._shutdown
 
 
 def ask(text: str, **kwargs) -> ChatRequest:

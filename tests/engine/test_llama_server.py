@@ -20,6 +20,7 @@ from engine.backends.llama_server import find_executable
 from engine.backends.managed_server import free_port
 from engine.errors import BackendUnavailable, Cancelled, ServerError
 from tests.conftest import ROOT, SAMPLES
+from tests.contracts.backend_contract import BackendContract
 from tests.counting import CountingBackend
 
 pytestmark = pytest.mark.models
@@ -36,6 +37,13 @@ def _built() -> bool:
 
 if not _built():
     pytest.skip("no llama-server: run `make llama-server`", allow_module_level=True)
+
+
+def check_process_group_gone(backend, state) -> None:
+    client, process = state
+    assert client.is_closed and not backend.running
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # the server's whole process group is gone
 
 
 def settings(**changes) -> LlmSettings:
@@ -56,6 +64,27 @@ def server(tmp_path_factory):
     backend = create_backend(settings(), log_dir=tmp_path_factory.mktemp("logs"))
     yield backend
     backend.close()
+
+
+class TestLlamaServerContract(BackendContract):
+    """llama.cpp's llama-server with 4 slots, started by DocDesk, on the bundled model."""
+
+    @pytest.fixture
+    def backend(self, server):
+        return server
+
+    @pytest.fixture(autouse=True)
+    def _logs(self, tmp_path):
+        self.log_dir = tmp_path
+
+    def make_backend(self):
+        return create_backend(settings(slots=1), log_dir=self.log_dir)
+
+    def warm_state(self, backend) -> object:
+        return backend._client, backend._process
+
+    def check_released(self, backend, state) -> None:
+        check_process_group_gone(backend, state)
 
 
 def test_streams_an_answer_with_n_slots_and_its_own_tokenizer(server):

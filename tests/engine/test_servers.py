@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends import LlmSettings, create_backend
 from engine.backends.base import ChatRequest
 from engine.backends.openai_http import OpenAIBackend
 from engine.backends.vllm_server import VllmServer, VllmSettings, build_command, free_port
 from engine.errors import BackendUnavailable, ModelNotFound, ServerError
+from tests.contracts.backend_contract import BackendContract
 from tests.servers import llama_server_command
 
 pytestmark = pytest.mark.models
@@ -43,6 +45,78 @@ def llama_server(tmp_path_factory):
     ).start()
     yield server
     server.close()
+
+
+def vllm_settings() -> LlmSettings:
+    """The vLLM backend as create_backend builds it, with llama.cpp's OpenAI-compatible server in
+    vLLM's place: vLLM needs an NVIDIA GPU and cannot be installed here, and what DocDesk's vLLM
+    backend does (start, health wait, stream, stop) is the same over any such server. That
+    server answers one request at a time (a new one interrupts the one streaming), so one slot.
+
+    A prompt longer than its context gets "200 OK" and an empty stream from it (its log says
+    "Requested tokens exceed context window"), so the client can only report the closed
+    stream (ServerError); vLLM and llama-server answer 400 with the reason (ContextTooLong)."""
+    vllm = {"command": llama_server_command(), "startup_timeout": 120, "max_num_seqs": 1}
+    return LlmSettings(backend="vllm", context=2048, vllm=vllm)
+
+
+@pytest.fixture(scope="module")
+def vllm_backend(tmp_path_factory):
+    backend = create_backend(vllm_settings(), log_dir=tmp_path_factory.mktemp("vllm-logs"), has_bf16=False)
+    yield backend
+    backend.close()
+
+
+class TestOpenAIContract(BackendContract):
+    """The OpenAI-compatible client against llama.cpp's own server running the bundled model."""
+
+    too_long_error = ServerError  # see vllm_settings
+
+    @pytest.fixture
+    def backend(self, llama_server):
+        backend = self.make_backend(llama_server.url)
+        yield backend
+        backend.close()
+
+    @pytest.fixture(autouse=True)
+    def _server(self, llama_server):
+        self.url = llama_server.url
+
+    def make_backend(self, url: str | None = None):
+        settings = LlmSettings(backend="openai", url=url or self.url, model="smollm2", max_concurrency=1, context=2048)
+        return create_backend(settings)
+
+    def warm_state(self, backend) -> object:
+        return backend._client
+
+    def check_released(self, backend, state) -> None:
+        assert state.is_closed
+
+
+class TestVllmContract(BackendContract):
+    """The vLLM backend: DocDesk's process manager and client, for real, over a real server."""
+
+    too_long_error = ServerError  # see vllm_settings
+
+    @pytest.fixture
+    def backend(self, vllm_backend):
+        return vllm_backend
+
+    @pytest.fixture(autouse=True)
+    def _logs(self, tmp_path):
+        self.log_dir = tmp_path
+
+    def make_backend(self):
+        return create_backend(vllm_settings(), log_dir=self.log_dir, has_bf16=False)
+
+    def warm_state(self, backend) -> object:
+        return backend._client, backend._process
+
+    def check_released(self, backend, state) -> None:
+        client, process = state
+        assert client.is_closed and not backend.running
+        with pytest.raises(ProcessLookupError):
+            os.killpg(process.pid, 0)  # the server's whole process group is gone
 
 
 def test_manager_streams_an_answer_through_llama_cpp_server(llama_server):

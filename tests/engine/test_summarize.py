@@ -1,5 +1,6 @@
-"""Summaries end to end: the bundled model, a multi-block document, cancel and resume, the cache,
-and the map step's concurrency against a local OpenAI-compatible server."""
+"""Summaries end to end: a multi-block document, cancel and resume, the cache (on the fake
+backend), the bundled model through every step, and the map step's concurrency against a local
+OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 
 import pytest
 
+from engine.backends.fake import FakeBackend
 from engine.backends.openai_http import OpenAIBackend
 from engine.errors import Cancelled
 from engine.summarize import Summarizer, bullets
@@ -37,11 +39,22 @@ def guide(tmp_path_factory, embedder):
     library.close()
 
 
-def test_summary_is_structured_with_page_references_and_resumes_after_cancel(guide, bundled_llm):
+def summary_reply(request) -> str:
+    """The fake model's summary steps: two points per piece (naming its pages), one overview."""
+    asked = request.messages[-1]["content"]
+    if asked.startswith("Document: "):  # map: "Document: {title}, {pages}."
+        pages = asked.split("\n", 1)[0].rsplit(", ", 1)[1].rstrip(".")
+        return f"- The text on {pages} explains a feature.\n- It gives one setting."
+    if asked.startswith("Notes on consecutive parts"):
+        return "- The features are explained.\n- The settings are given."
+    return "The guide explains what DocDesk does and how it is set up."
+
+
+def test_summary_is_structured_with_page_references_and_resumes_after_cancel(guide):
     library, doc = guide
     blocks = library.blocks(doc.id)
     assert len(blocks) >= 3
-    backend = CountingBackend(bundled_llm)
+    backend = FakeBackend(summary_reply, token_delay=0.002)  # one request at a time, as in process
     cancel = threading.Event()
     seen = []
 
@@ -53,25 +66,39 @@ def test_summary_is_structured_with_page_references_and_resumes_after_cancel(gui
     with pytest.raises(Cancelled):
         Summarizer(library, backend).summarize(doc.id, on_progress=stop_after_first_block, cancel=cancel)
     kept = SummaryCache(library).count(doc.id)
-    assert kept >= 1 and backend.requests <= 2  # the in-process backend runs one request at a time
+    assert kept >= 1 and len(backend.requests) <= 2 and backend.most_in_flight == 1
     assert seen[0] == ("map", 0, len(blocks))
+    first_map = backend.requests[0].messages[-1]["content"]
+    assert blocks[0][1].text[:200] in first_map and "DocDesk User Guide" in first_map
 
-    resumed_backend = CountingBackend(bundled_llm)
-    summary = Summarizer(library, resumed_backend).summarize(doc.id)
+    resumed = FakeBackend(summary_reply)
+    summary = Summarizer(library, resumed).summarize(doc.id)
     assert summary.from_cache >= kept
-    assert resumed_backend.requests == summary.steps - summary.from_cache  # cached blocks were not redone
-    assert resumed_backend.most_in_flight == 1
+    assert len(resumed.requests) == summary.steps - summary.from_cache  # cached blocks were not redone
     assert summary.blocks == len(blocks)
 
     text = summary.text
     assert text.startswith("# DocDesk User Guide") and "## Overview" in text and "## Key points" in text
     overview = text.split("## Overview", 1)[1].split("## Key points", 1)[0].strip()
-    assert len(overview) > 40
+    assert overview == "The guide explains what DocDesk does and how it is set up."
     assert "**pp. 1–" in text or "**p. 1**" in text  # key points carry their pages
+    assert "- The features are explained." in text or "- The text on p" in text
 
-    repeat_backend = CountingBackend(bundled_llm)
-    again = Summarizer(library, repeat_backend).summarize(doc.id)
-    assert again.text == text and again.from_cache == again.steps and repeat_backend.requests == 0
+    repeat = FakeBackend(summary_reply)
+    again = Summarizer(library, repeat).summarize(doc.id)
+    assert again.text == text and again.from_cache == again.steps and repeat.requests == []
+
+
+def test_the_bundled_model_writes_a_structured_summary(guide, bundled_llm):
+    """The real model through every step: its replies become bullet points and an overview."""
+    library, doc = guide
+    summary = Summarizer(library, bundled_llm).summarize(doc.id)
+    text = summary.text
+    assert text.startswith("# DocDesk User Guide") and "## Overview" in text and "## Key points" in text
+    overview, points = text.split("## Overview", 1)[1].split("## Key points", 1)
+    assert len(overview.strip()) > 40
+    assert "**pp. 1–" in points or "**p. 1**" in points
+    assert sum(line.startswith("- ") and len(line) > 8 for line in points.splitlines()) >= 2
 
 
 @pytest.fixture
@@ -91,12 +118,14 @@ def test_a_block_longer_than_the_model_reads_is_split(tmp_path, embedder, standi
     library.close()
 
 
-def test_a_chinese_document_is_summarized_in_chinese(tmp_path, embedder, bundled_llm):
+def test_a_chinese_document_is_summarized_in_chinese(tmp_path, embedder):
     library = small_block_library(tmp_path, embedder, SAMPLES / "docdesk-guide-zh.pdf", block_tokens=2000)
     doc = library.documents()[0]
-    summary = Summarizer(library, bundled_llm).summarize(doc.id)
+    backend = FakeBackend(lambda request: "- 本文介绍功能。\n- 本文给出设置。")
+    summary = Summarizer(library, backend).summarize(doc.id)
     assert summary.language == "zh" and "## 概述" in summary.text and "## 要点" in summary.text
     assert "第 1" in summary.text
+    assert all("Write in Simplified Chinese." in r.messages[-1]["content"] for r in backend.requests)
     library.close()
 
 

@@ -1,0 +1,186 @@
+"""A deterministic in-process backend with no model: scripted replies, streamed token by token.
+
+For tests and demos of everything around the model (answers, chats, summaries, the window, the
+CLI) where what a real model would say does not matter. It keeps the protocol as the real
+backends do: tokens stream one by one, `max_tokens` and stop strings cut the reply, a set
+`cancel` stops it between tokens and raises Cancelled, a prompt that does not fit the context
+raises ContextTooLong, `GenerationStats` is filled, and no more than `max_concurrency`
+requests run at once. `backend = "fake"` in [llm] selects it; it is not offered to users.
+
+Its tokenizer is lossless and simple: a word with the spaces before it, or any other single
+character (a digit, a punctuation mark, a CJK character) with its spaces, is one token.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import BackendUnavailable, Cancelled, ContextTooLong
+from .base import ChatRequest
+from .registry import register_backend
+from .stops import StopScanner
+
+if TYPE_CHECKING:
+    from . import LlmSettings
+
+TOKEN = re.compile(r"\s*(?:[A-Za-z]+|[^\sA-Za-z])|\s+")
+Reply = str | Sequence[str] | Callable[[ChatRequest], str]
+
+
+def tokens(text: str) -> list[str]:
+    """The fake tokenizer: "".join(tokens(text)) == text."""
+    return TOKEN.findall(text)
+
+
+def echo_reply(request: ChatRequest) -> str:
+    """The default reply: says which request it answers, so replies differ by request."""
+    asked = next((m["content"] for m in reversed(request.messages) if m.get("role") == "user"), "")
+    last_line = next((line.strip() for line in reversed(asked.splitlines()) if line.strip()), "")
+    words = last_line.split()
+    return "Fake reply to: " + " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+
+
+@register_backend("fake")
+class FakeBackend:
+    """Scripted replies: a string, a list of strings (one per request, the last one repeating),
+    or a function of the request. Records every request it gets."""
+
+    name = "fake"
+
+    def __init__(
+        self,
+        reply: Reply = echo_reply,
+        *,
+        model: str = "fake",
+        context_window: int = 8192,
+        max_concurrency: int = 1,
+        on_gpu: bool = False,
+        token_delay: float = 0.0,
+        error: Exception | None = None,
+    ) -> None:
+        if context_window <= 0:
+            raise ValueError("context_window must be positive")
+        self.model = model
+        self._reply = reply
+        self._context_window = context_window
+        self._max_concurrency = max(1, max_concurrency)
+        self._on_gpu = on_gpu
+        self.token_delay = token_delay  # seconds before each token, so a test can cancel mid-stream
+        self.error = error  # raised by every request (a server that is down, a model that fails)
+        self.requests: list[ChatRequest] = []
+        self.warm_ups = 0  # real warm-ups: 1 after any number of warm_up() calls
+        self.in_flight = self.most_in_flight = 0
+        self.closed = False
+        self._slots = threading.BoundedSemaphore(self._max_concurrency)
+        self._lock = threading.Lock()
+        self._warm = False
+
+    @classmethod
+    def from_settings(
+        cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
+    ) -> FakeBackend:
+        return cls(
+            model=settings.model or "fake",
+            context_window=settings.context or 8192,
+            max_concurrency=settings.max_concurrency,
+        )
+
+    # -- the protocol -----------------------------------------------------------------
+    @property
+    def context_window(self) -> int:
+        return self._context_window
+
+    @property
+    def max_concurrency(self) -> int:
+        return self._max_concurrency
+
+    @property
+    def on_gpu(self) -> bool:
+        return self._on_gpu
+
+    def warm_up(self) -> None:
+        self._check_open()
+        with self._lock:
+            if not self._warm:
+                self._warm = True
+                self.warm_ups += 1
+
+    def count_tokens(self, text: str) -> int:
+        self._check_open()
+        return len(tokens(text))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def stream_chat(self, request: ChatRequest) -> Iterator[str]:
+        self._check_open()
+        started = time.perf_counter()
+        stats = request.stats
+        with self._slots:
+            with self._lock:
+                self.requests.append(request)
+                number = len(self.requests) - 1
+                self.in_flight += 1
+                self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                yield from self._stream(request, number, started)
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+                stats.total_ms = (time.perf_counter() - started) * 1000
+        if stats.finish_reason == "cancelled":
+            raise Cancelled("stopped")
+
+    # -- inside -----------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BackendUnavailable("the fake backend is closed: create a new one")
+
+    def prompt(self, messages: list[dict]) -> str:
+        """The chat template: what `prompt_tokens` counts."""
+        turns = "".join(f"<|{m.get('role', 'user')}|>\n{m.get('content', '')}\n" for m in messages)
+        return turns + "<|assistant|>\n"
+
+    def reply_for(self, request: ChatRequest, number: int) -> str:
+        if callable(self._reply):
+            return self._reply(request)
+        if isinstance(self._reply, str):
+            return self._reply
+        return self._reply[min(number, len(self._reply) - 1)]
+
+    def _stream(self, request: ChatRequest, number: int, started: float) -> Iterator[str]:
+        stats = request.stats
+        if self.error is not None:
+            raise self.error
+        stats.prompt_tokens = self.count_tokens(self.prompt(request.messages))
+        if stats.prompt_tokens + request.max_tokens > self._context_window:
+            raise ContextTooLong(
+                f"the prompt has {stats.prompt_tokens} tokens and the answer may take {request.max_tokens}, "
+                f"but the context is {self._context_window}: shorten the input or raise the context length"
+            )
+        scanner = StopScanner(list(request.stop))
+        stats.finish_reason = "stop"  # the reply ran out: the model "ended its turn"
+        for token in tokens(self.reply_for(request, number)):
+            if stats.completion_tokens >= request.max_tokens:
+                stats.finish_reason = "length"
+                break
+            if self.token_delay:
+                time.sleep(self.token_delay)
+            if request.cancel.is_set():
+                stats.finish_reason = "cancelled"
+                return
+            if stats.completion_tokens == 0:
+                stats.ttft_ms = (time.perf_counter() - started) * 1000
+            stats.completion_tokens += 1
+            text = scanner.feed(token.encode("utf-8"))
+            if text:
+                yield text
+            if scanner.stopped:
+                return
+        if rest := scanner.flush():
+            yield rest

@@ -1,0 +1,158 @@
+"""The contract every LLM backend passes (DESIGN §6), Haystack-style: a test module subclasses
+BackendContract, names it Test..., and supplies
+
+- a `backend` fixture: one backend for the class (module- or session-scoped is fine), and
+- `make_backend()`: a fresh one for the tests that close it,
+
+and may override `warm_state(backend)`, which names what warm_up() builds (the loaded model,
+the HTTP client), so the contract can check that a second warm_up builds nothing new.
+
+Every property is checked against the real thing: the fake backend, the bundled model in
+process, and real OpenAI-compatible servers on loopback. Prompts are greedy (temperature 0),
+so a backend answers the same request the same way twice.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from engine.backends import BACKENDS
+from engine.backends.base import ChatRequest
+from engine.backends.registry import BUILT_IN
+from engine.errors import Cancelled, ContextTooLong
+
+LONG = "Write a long story about a lighthouse keeper and the sea, with many details."
+
+
+def ask(text: str, max_tokens: int = 48, **kwargs) -> ChatRequest:
+    return ChatRequest([{"role": "user", "content": text}], max_tokens=max_tokens, temperature=0.0, **kwargs)
+
+
+class BackendContract:
+    # What a prompt longer than the context raises: ContextTooLong wherever the backend can tell.
+    too_long_error: type[Exception] = ContextTooLong
+
+    # -- what a subclass supplies ---------------------------------------------------------
+    @pytest.fixture
+    def backend(self):
+        raise NotImplementedError("a BackendContract subclass supplies the backend fixture")
+
+    def make_backend(self):
+        """A fresh backend of the same kind, closed by the test that asked for it."""
+        raise NotImplementedError
+
+    def warm_state(self, backend) -> object:
+        """What warm_up() builds; compared with == before and after a second warm_up()."""
+        return None
+
+    def check_released(self, backend, state) -> None:
+        """Assert that a closed backend let go of `state` (what warm_state gave before closing)."""
+
+    # -- identity and limits ----------------------------------------------------------------
+    def test_names_itself_as_registered(self, backend):
+        assert backend.name in BUILT_IN and (BUILT_IN[backend.name].listed == (backend.name in BACKENDS))
+        assert isinstance(backend.model, str) and backend.model
+
+    def test_limits_are_sane(self, backend):
+        assert isinstance(backend.context_window, int) and backend.context_window > 0
+        assert isinstance(backend.max_concurrency, int) and backend.max_concurrency >= 1
+        assert isinstance(backend.on_gpu, bool)
+
+    # -- streaming ----------------------------------------------------------------------------
+    def test_streams_text_piece_by_piece_and_fills_the_stats(self, backend):
+        request = ask("What is the capital of France? Answer in one sentence.", max_tokens=32)
+        pieces = list(backend.stream_chat(request))
+        assert len(pieces) > 1 and all(isinstance(p, str) and p for p in pieces)
+        assert "".join(pieces).strip()
+        stats = request.stats
+        assert stats.prompt_tokens > 0 and 0 < stats.completion_tokens <= 32
+        assert 0 < stats.ttft_ms <= stats.total_ms
+        assert stats.finish_reason in ("stop", "length")
+
+    def test_max_tokens_is_respected(self, backend):
+        request = ask(LONG, max_tokens=5)
+        text = "".join(backend.stream_chat(request))
+        assert text and request.stats.completion_tokens <= 5
+        assert request.stats.finish_reason == "length"
+        assert backend.count_tokens(text) <= 10  # the text is short too, not only the count (an estimate for servers)
+
+    def test_a_stop_string_cuts_the_text_before_it(self, backend):
+        full = "".join(backend.stream_chat(ask(LONG, max_tokens=40)))
+        # A word that first appears well into the reply: stopping at it must keep exactly what came before.
+        words = [m for m in re.finditer(r"[A-Za-z]{4,}", full) if m.start() > len(full) // 3]
+        stop = next((m.group() for m in words if full.index(m.group()) == m.start()), None)
+        assert stop, f"the reply has no word to stop at: {full!r}"
+        request = ask(LONG, max_tokens=40, stop=[stop])
+        cut = "".join(backend.stream_chat(request))
+        assert stop not in cut
+        assert cut == full[: full.index(stop)]
+        assert request.stats.finish_reason == "stop"
+
+    def test_cancel_mid_stream_stops_early_and_the_backend_stays_usable(self, backend):
+        request = ask(LONG, max_tokens=300)
+        seen = 0
+        with pytest.raises(Cancelled):
+            for _ in backend.stream_chat(request):
+                seen += 1
+                if seen == 3:
+                    request.cancel.set()
+        assert seen == 3 and request.stats.completion_tokens < 30
+        # A caller that just stops reading frees the backend too.
+        for _ in backend.stream_chat(ask(LONG, max_tokens=300)):
+            break
+        assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
+
+    def test_a_prompt_longer_than_the_context_is_refused(self, backend):
+        request = ask("word " * (backend.context_window + 200), max_tokens=16)
+        with pytest.raises(self.too_long_error):
+            list(backend.stream_chat(request))
+        assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
+
+    def test_requests_from_several_threads_each_get_their_own_answer(self, backend):
+        prompts = [f"Say the number {n}." for n in range(min(backend.max_concurrency, 3) + 1)]
+        alone = {p: "".join(backend.stream_chat(ask(p, max_tokens=8))) for p in prompts}
+        with ThreadPoolExecutor(len(prompts)) as pool:
+            requests = [ask(p, max_tokens=8) for p in prompts]
+            texts = list(pool.map(lambda r: "".join(backend.stream_chat(r)), requests))
+        assert all(texts) and all(0 < r.stats.completion_tokens <= 8 for r in requests)
+        same = sum(text == alone[p] for p, text in zip(prompts, texts, strict=True))
+        # Greedy answers do not depend on what else runs; a batched server may round one differently.
+        assert same >= len(prompts) - 1, (alone, texts)
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def test_counts_tokens(self, backend):
+        short = "The backup runs every night."
+        assert backend.count_tokens(short) > 0 and backend.count_tokens("驱动版本") > 0
+        assert backend.count_tokens(short * 10) > backend.count_tokens(short)
+        assert backend.count_tokens(short + " And on Sundays at noon.") >= backend.count_tokens(short)
+
+    # -- life cycle -------------------------------------------------------------------------------
+    def test_warm_up_is_idempotent(self, backend):
+        backend.warm_up()
+        state = self.warm_state(backend)
+        started = time.perf_counter()
+        backend.warm_up()
+        assert time.perf_counter() - started < 0.5
+        assert self.warm_state(backend) == state
+        assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
+
+    def test_close_is_idempotent(self):
+        backend = self.make_backend()
+        try:
+            backend.warm_up()
+            assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
+            state = self.warm_state(backend)
+        finally:
+            backend.close()
+        self.check_released(backend, state)
+        backend.close()  # a second close does nothing
+        closed = threading.Thread(target=backend.close)  # nor does one from another thread
+        closed.start()
+        closed.join(30)
+        assert not closed.is_alive()
+        self.check_released(backend, state)
