@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import logging
 import os
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from ..gguf_info import read_gguf
 from .base import ChatRequest
+from .llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
 from .registry import register_backend
 from .stops import StopScanner
 
@@ -30,8 +30,6 @@ log = logging.getLogger(__name__)
 BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 8192
 KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids for type_k / type_v
-# Sampling as llama-cpp-python's create_completion did it, so answers stay what they were.
-TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
 _END = object()
 _PARAMS_LOCK = threading.Lock()
 
@@ -205,7 +203,7 @@ class LlamaCppBackend:
             eos_token=token_text(vocab.token_eos()),
             bos_token=token_text(vocab.token_bos()),
         )
-        self._llm._init_sampler = _sampler_factory(self._llm)  # generate() builds its chain through this
+        self._llm._init_sampler = sampler_factory(self._llm)  # generate() builds its chain through this
         return self._llm
 
     def warm_up(self) -> None:
@@ -282,7 +280,7 @@ class LlamaCppBackend:
             template_stop = [formatted.stop] if isinstance(formatted.stop, str) else list(formatted.stop or [])
             scanner = StopScanner([*request.stop, *template_stop])
             vocab = llm._model.vocab
-            piece = _Pieces(native, vocab)
+            piece = TokenPieces(native, vocab)
             stats.finish_reason = "length"
             generator = llm.generate(
                 tokens,
@@ -349,61 +347,3 @@ class LlamaCppBackend:
         self._submit(release).result()
         self._closed = True
         self._worker.shutdown(wait=True)
-
-
-class _Pieces:
-    """A token's bytes, through one reused buffer (special tokens render as nothing)."""
-
-    def __init__(self, native, vocab) -> None:
-        self.native, self.vocab = native, vocab
-        self.buffer = ctypes.create_string_buffer(64)
-
-    def __call__(self, token: int) -> bytes:
-        n = self.native.llama_token_to_piece(self.vocab, token, self.buffer, len(self.buffer), 0, False)
-        if n < 0:  # a longer piece than the buffer: grow it once
-            self.buffer = ctypes.create_string_buffer(-n)
-            n = self.native.llama_token_to_piece(self.vocab, token, self.buffer, len(self.buffer), 0, False)
-        return self.buffer.raw[:n]
-
-
-def _sampler_factory(llm):
-    """llama.cpp's sampler chain with top-k first, for `Llama.generate` to use.
-
-    llama-cpp-python puts the repetition penalty first, over the whole vocabulary: 1.5 ms per
-    token for a 152k-token vocabulary on this project's CPU (0.25 ms with top-k first; see
-    tests/bench/bench_sampling.py), a tenth of a 32B model's decode step on a fast GPU. Penalties
-    only lower logits, so after top-k the greedy choice is the same unless all 40 best tokens
-    were penalized below the 41st; with temperature, the candidates are the 40 best before the
-    penalty instead of after it.
-    """
-    import llama_cpp._internals as internals
-
-    def build(
-        top_k: int = TOP_K,
-        top_p: float = TOP_P,
-        min_p: float = MIN_P,
-        temp: float = 0.8,
-        repeat_penalty: float = 1.0,
-        frequency_penalty: float = 0.0,
-        presence_penalty: float = 0.0,
-        **_unused,
-    ):
-        sampler = internals.LlamaSampler()
-        sampler.add_top_k(top_k)
-        sampler.add_penalties(
-            n_vocab=llm.n_vocab(),
-            penalty_last_n=llm.last_n_tokens_size,
-            penalty_repeat=repeat_penalty,
-            penalty_freq=frequency_penalty,
-            penalty_present=presence_penalty,
-        )
-        if temp <= 0.0:
-            sampler.add_greedy()
-        else:
-            sampler.add_top_p(top_p, 1)
-            sampler.add_min_p(min_p, 1)
-            sampler.add_temp(temp)
-            sampler.add_dist(llm._seed)
-        return sampler
-
-    return build

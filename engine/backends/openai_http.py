@@ -189,24 +189,7 @@ class OpenAIBackend:
         started = time.perf_counter()
         tokens = 0
         with self._slots:
-            for attempt in range(CONNECT_RETRIES):
-                try:
-                    context = self._client.stream("POST", "/v1/chat/completions", json=payload)
-                    response = context.__enter__()
-                    break
-                except httpx.ConnectError as exc:
-                    if attempt == CONNECT_RETRIES - 1:
-                        raise self._stream_failure(
-                            BackendUnavailable(f"no server at {self.url} (start it, or check the URL)")
-                        ) from exc
-                    time.sleep(0.2 * 2**attempt)
-                except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
-                    # A kept-alive connection the server dropped (after a stream it broke off, say)
-                    # fails before any answer: the pool discards it and the next try gets a new one.
-                    if attempt == CONNECT_RETRIES - 1:
-                        raise self._stream_failure(
-                            ServerError(f"the server at {self.url} dropped the connection before answering ({exc})")
-                        ) from exc
+            context, response = self._open_stream(payload)
             try:
                 if response.status_code >= 400:
                     response.read()
@@ -244,14 +227,31 @@ class OpenAIBackend:
                 raise ServerError(f"the server stopped sending after {tokens} tokens (read timeout)") from exc
             finally:
                 context.__exit__(None, None, None)
-                stats.completion_tokens = stats.completion_tokens or tokens
-                # A server that reports no usage (llama-cpp-python's ignores include_usage): the
-                # cl100k estimate, a few tokens per message for the template; never the server's
-                # own tokenizer here, which may be what just failed.
-                stats.prompt_tokens = stats.prompt_tokens or sum(
-                    _estimate_tokens(m.get("content", "")) + 4 for m in request.messages
-                )
-                stats.total_ms = (time.perf_counter() - started) * 1000
+                _complete_stats(request, tokens, started)
+
+    def _open_stream(self, payload: dict):
+        """(the stream's context manager, entered; its response), with retries for a server that
+        is not up yet or a kept-alive connection it dropped."""
+        import httpx
+
+        for attempt in range(CONNECT_RETRIES):
+            try:
+                context = self._client.stream("POST", "/v1/chat/completions", json=payload)
+                return context, context.__enter__()
+            except httpx.ConnectError as exc:
+                if attempt == CONNECT_RETRIES - 1:
+                    raise self._stream_failure(
+                        BackendUnavailable(f"no server at {self.url} (start it, or check the URL)")
+                    ) from exc
+                time.sleep(0.2 * 2**attempt)
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+                # A kept-alive connection the server dropped (after a stream it broke off, say)
+                # fails before any answer: the pool discards it and the next try gets a new one.
+                if attempt == CONNECT_RETRIES - 1:
+                    raise self._stream_failure(
+                        ServerError(f"the server at {self.url} dropped the connection before answering ({exc})")
+                    ) from exc
+        raise AssertionError("unreachable: the last attempt raises")
 
     def _stream_failure(self, error: Exception) -> Exception:
         return self.on_stream_error(error) if self.on_stream_error else error
@@ -260,3 +260,15 @@ class OpenAIBackend:
         """Close the HTTP client; closing again does nothing."""
         if "_client" in self.__dict__:
             self._client.close()
+
+
+def _complete_stats(request: ChatRequest, tokens: int, started: float) -> None:
+    stats = request.stats
+    stats.completion_tokens = stats.completion_tokens or tokens
+    # A server that reports no usage (llama-cpp-python's ignores include_usage): the cl100k
+    # estimate, a few tokens per message for the template; never the server's own tokenizer
+    # here, which may be what just failed.
+    stats.prompt_tokens = stats.prompt_tokens or sum(
+        _estimate_tokens(m.get("content", "")) + 4 for m in request.messages
+    )
+    stats.total_ms = (time.perf_counter() - started) * 1000

@@ -8,116 +8,28 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..chunking import join_pages
 from ..errors import LibraryError
 from ..keywords import fts_match_expression, index_tokens
-from ..records import Block, Chunks, Page, ReadResult, page_label
+from ..records import Block, Chunks, Page
+from .rows import (
+    COUNTS,
+    DOC_COLUMNS,
+    PASSAGE_SELECT,
+    DocumentRow,
+    FileRecord,
+    IndexedDocument,
+    PassageRow,
+    document_row,
+    passage_row,
+)
 from .schema import connect, migrate
 
+__all__ = ["DB_NAME", "DocumentRow", "FileRecord", "IndexedDocument", "Library", "PassageRow"]
+
 DB_NAME = "library.sqlite"
-
-
-@dataclass
-class DocumentRow:
-    id: str
-    path: str
-    title: str
-    format: str
-    pages: int
-    synthetic_pages: bool
-    size: int
-    mtime: float
-    language: str
-    status: str
-    reason: str
-    warnings: list[str]
-    embed_model: str
-    added_at: float
-    indexed_at: float | None
-    blocks: int = 0
-    passages: int = 0
-
-    def as_dict(self) -> dict:
-        return {
-            "doc_id": self.id,
-            "path": self.path,
-            "title": self.title,
-            "format": self.format,
-            "pages": self.pages,
-            "blocks": self.blocks,
-            "passages": self.passages,
-            "status": self.status,
-            "reason": self.reason,
-            "synthetic_pages": self.synthetic_pages,
-            "warnings": self.warnings,
-            "language": self.language,
-            "size": self.size,
-            "added_at": self.added_at,
-        }
-
-
-@dataclass
-class PassageRow:
-    id: int
-    doc_id: str
-    block_id: int
-    ordinal: int
-    page: int
-    page_end: int
-    start: int
-    end: int
-    text: str
-    title: str
-    path: str
-    synthetic_pages: bool = False  # page numbers were made up (~3,000 characters each)
-
-    @property
-    def page_label(self) -> str:
-        return page_label(self.page, synthetic=self.synthetic_pages)
-
-
-@dataclass
-class FileRecord:
-    path: str
-    doc_id: str
-    size: int
-    mtime: float
-    folder_id: int | None = None
-
-
-@dataclass
-class IndexedDocument:
-    """Everything one transaction writes for a successfully read document."""
-
-    doc_id: str
-    file: FileRecord
-    read: ReadResult
-    chunks: Chunks
-    vectors: object  # numpy float32 array, one row per passage
-    language: str
-    embed_model: str
-    extra_warnings: list[str] = field(default_factory=list)
-
-
-_DOC_COLUMNS = (
-    "d.id, d.path, d.title, d.format, d.pages, d.synthetic_pages, d.size, d.mtime, d.language, d.status, "
-    "d.reason, d.warnings, d.embed_model, d.added_at, d.indexed_at"
-)
-
-_COUNTS = (
-    "(SELECT count(*) FROM passages p WHERE p.doc_id = d.id) AS passages, "
-    "(SELECT count(*) FROM blocks b WHERE b.doc_id = d.id) AS blocks"
-)
-
-
-def _document(row: sqlite3.Row) -> DocumentRow:
-    values = dict(row)
-    values["warnings"] = json.loads(values["warnings"] or "[]")
-    values["synthetic_pages"] = bool(values["synthetic_pages"])
-    return DocumentRow(**values)
 
 
 class Library:
@@ -175,15 +87,13 @@ class Library:
     def documents(self, with_counts: bool = True) -> list[DocumentRow]:
         # One statement is one snapshot: a document being written is never seen with its status
         # from before the commit and its counts from after it.
-        counts = f", {_COUNTS}" if with_counts else ""
-        rows = self.conn.execute(f"SELECT {_DOC_COLUMNS}{counts} FROM documents d ORDER BY d.added_at, d.path")
-        return [_document(r) for r in rows]
+        counts = f", {COUNTS}" if with_counts else ""
+        rows = self.conn.execute(f"SELECT {DOC_COLUMNS}{counts} FROM documents d ORDER BY d.added_at, d.path")
+        return [document_row(r) for r in rows]
 
     def document(self, doc_id: str) -> DocumentRow | None:
-        row = self.conn.execute(
-            f"SELECT {_DOC_COLUMNS}, {_COUNTS} FROM documents d WHERE d.id = ?", (doc_id,)
-        ).fetchone()
-        return _document(row) if row is not None else None
+        row = self.conn.execute(f"SELECT {DOC_COLUMNS}, {COUNTS} FROM documents d WHERE d.id = ?", (doc_id,)).fetchone()
+        return document_row(row) if row is not None else None
 
     def resolve(self, ref: str) -> DocumentRow | None:
         """A document by id, id prefix (8+ characters) or file path."""
@@ -348,28 +258,18 @@ class Library:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(
-            "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path, "
-            "d.synthetic_pages "
-            f"FROM passages p JOIN documents d ON d.id = p.doc_id WHERE p.id IN ({marks})",
-            ids,
-        )
-        return {r[0]: PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows}
-
-    _PASSAGE_SELECT = (
-        "SELECT p.id, p.doc_id, p.block_id, p.ordinal, p.page, p.page_end, p.start, p.end, p.text, d.title, d.path, "
-        "d.synthetic_pages FROM passages p JOIN documents d ON d.id = p.doc_id "
-    )
+        rows = self.conn.execute(PASSAGE_SELECT + f"WHERE p.id IN ({marks})", ids)
+        return {r[0]: passage_row(r) for r in rows}
 
     def block_passages(self, block_id: int, ordinals: tuple[int, int] | None = None) -> list[PassageRow]:
         """The passages of one block in reading order (those with ordinals in the given range, if
         one is given): the neighbours that widen a cited passage."""
-        sql, params = self._PASSAGE_SELECT + "WHERE p.block_id = ?", [block_id]
+        sql, params = PASSAGE_SELECT + "WHERE p.block_id = ?", [block_id]
         if ordinals is not None:
             sql += " AND p.ordinal BETWEEN ? AND ?"
             params += list(ordinals)
         rows = self.conn.execute(sql + " ORDER BY p.ordinal", params)
-        return [PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows]
+        return [passage_row(r) for r in rows]
 
     def page_passages(self, doc_ids: list[str], page: int) -> list[PassageRow]:
         """Passages that touch a page of the given documents ("and on page 5?")."""
@@ -377,11 +277,11 @@ class Library:
             return []
         marks = ",".join("?" * len(doc_ids))
         rows = self.conn.execute(
-            self._PASSAGE_SELECT + f"WHERE p.doc_id IN ({marks}) AND p.page <= ? AND p.page_end >= ? "
+            PASSAGE_SELECT + f"WHERE p.doc_id IN ({marks}) AND p.page <= ? AND p.page_end >= ? "
             "ORDER BY p.doc_id, p.ordinal",
             [*doc_ids, page, page],
         )
-        return [PassageRow(*r[:-1], synthetic_pages=bool(r[-1])) for r in rows]
+        return [passage_row(r) for r in rows]
 
     def page_starts(self, doc_id: str) -> list[tuple[int, int]]:
         """(page number, offset in the document text) in order."""

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from llama_cpp import Llama
 
-    from engine.backends.llama_cpp import TOP_K, _sampler_factory, bundled_model_path
+    from engine.backends.llama_cpp import bundled_model_path
+    from engine.backends.llama_sampling import TOP_K, sampler_factory
     from tests.bench.synthetic_gguf import SHAPES, write
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         llm.eval(tokens)
         settings = {"top_k": TOP_K, "temp": 0.0, "repeat_penalty": 1.1}
         upstream = per_token_ms(llm, Llama._init_sampler(llm, **settings), tokens)
-        ours = per_token_ms(llm, _sampler_factory(llm)(**settings), tokens)
+        ours = per_token_ms(llm, sampler_factory(llm)(**settings), tokens)
         print(
             json.dumps(
                 {

@@ -27,12 +27,12 @@ def test_the_offered_names_are_the_listed_built_ins():
 
 
 def test_the_command_line_offers_the_same_backends(capsys):
-    from app.cli import _parser
+    from app.cli_parser import build_parser
 
     for name in BACKENDS:
-        assert _parser().parse_args(["chat", "--backend", name, "hi"]).backend == name
+        assert build_parser().parse_args(["chat", "--backend", name, "hi"]).backend == name
     with pytest.raises(SystemExit):
-        _parser().parse_args(["chat", "--backend", "fake", "hi"])  # a test double, not a user's choice
+        build_parser().parse_args(["chat", "--backend", "fake", "hi"])  # a test double, not a user's choice
     assert "invalid choice: 'fake'" in capsys.readouterr().err
 
 

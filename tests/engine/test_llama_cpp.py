@@ -141,7 +141,7 @@ def test_the_sampler_chain_puts_top_k_first_and_keeps_greedy_answers(backend):
     try:
         upstream = ["".join(backend.stream_chat(ask(p, max_tokens=40, temperature=0.0))) for p in prompts]
     finally:
-        from engine.backends.llama_cpp import _sampler_factory
+        from engine.backends.llama_sampling import sampler_factory
 
-        backend._llm._init_sampler = _sampler_factory(backend._llm)
+        backend._llm._init_sampler = sampler_factory(backend._llm)
     assert ours == upstream

@@ -1,0 +1,82 @@
+"""The `docdesk` command line: its commands and options (app/cli.py runs them)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
+    """Options accepted before and after the command. After it, defaults are suppressed so
+    that `docdesk --library X add` keeps X instead of the subcommand's default None."""
+    common = argparse.ArgumentParser(add_help=False)
+    default = {"default": argparse.SUPPRESS} if suppress_defaults else {}
+    common.add_argument(
+        "--library", metavar="DIR", help="library folder (default: DOCDESK_HOME or the platform data folder)", **default
+    )
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout", **default)
+    common.add_argument(
+        "--embedding-model", metavar="PATH", help="a local sentence-transformers model folder", **default
+    )
+    common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr", **default)
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options(suppress_defaults=True)
+    parser = argparse.ArgumentParser(
+        prog="docdesk",
+        description="DocDesk: a private assistant for your documents.",
+        parents=[_common_options(suppress_defaults=False)],
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"DocDesk {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    add = commands.add_parser("add", parents=[common], help="add files or folders to the library")
+    add.add_argument("paths", nargs="+", metavar="PATH")
+    add.add_argument("--password", help="password for encrypted PDFs")
+
+    commands.add_parser("list", parents=[common], help="list the documents in the library")
+
+    remove = commands.add_parser("remove", parents=[common], help="remove a document (by id or path)")
+    remove.add_argument("refs", nargs="+", metavar="DOC_ID|PATH")
+
+    commands.add_parser("sync", parents=[common], help="rescan remembered folders: new, changed and deleted files")
+
+    search = commands.add_parser("search", parents=[common], help="hybrid search over the library")
+    search.add_argument("query", nargs="+")
+    search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+    search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
+
+    model = argparse.ArgumentParser(add_help=False)
+    model.add_argument("--backend", choices=["llama_cpp", "llama_server", "openai", "vllm"])
+    model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
+    model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
+
+    ask = commands.add_parser("ask", parents=[common, model], help="answer a question from the library, with citations")
+    ask.add_argument("question", nargs="+")
+    ask.add_argument("--doc", action="append", metavar="DOC_ID", help="only these documents (repeatable)")
+    ask.add_argument("--chat", metavar="CHAT_ID", help="continue a chat (see `docdesk chats`)")
+    ask.add_argument("--new-chat", action="store_true", help="start a new chat (the default without --chat)")
+
+    chats = commands.add_parser("chats", parents=[common], help="list chats, or show one with its sources")
+    chats.add_argument("chat_id", nargs="?", metavar="CHAT_ID")
+    chats.add_argument("--delete", action="store_true", help="delete the chat CHAT_ID")
+
+    summarize = commands.add_parser(
+        "summarize", parents=[common, model], help="summarize a document (map-reduce over its blocks)"
+    )
+    summarize.add_argument("document", metavar="DOC_ID|PATH")
+    summarize.add_argument("--style", choices=["brief", "detailed"], default="brief")
+    summarize.add_argument("--language", metavar="CODE", help="write the summary in this language (en, zh, de, ...)")
+
+    chat = commands.add_parser("chat", parents=[common, model], help="chat with the configured model (no library)")
+    chat.add_argument("message", nargs="+")
+    chat.add_argument("--max-tokens", type=int, default=512)
+
+    doctor = commands.add_parser("doctor", parents=[common], help="check the GPU and plan memory for a model")
+    doctor.add_argument("--model", metavar="FILE_OR_DIR", help="a .gguf file or a Hugging Face model folder")
+    doctor.add_argument("--vram", type=float, metavar="GB", help="plan for this much GPU memory")
+    doctor.add_argument("--context", type=int, metavar="N", help="the context length you want")
+    return parser
