@@ -70,14 +70,19 @@ def _cmd_sync(desk, args) -> int:
 
     bar = ProgressBar()
     try:
-        report = desk.sync(on_progress=bar)
+        report = desk.sync(on_progress=bar, confirm_removals=args.confirm_removals)
     finally:
         bar.finish()
     lines = [f"added   {a['path']}" for a in report.added] + [f"removed {r['path']}" for r in report.removed]
     lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
+    lines += [
+        f"kept    {h['path']}: {h['gone']} of its {h['files']} files are gone (unmounted?); nothing removed: "
+        "run `docdesk sync --confirm-removals` if they were deleted on purpose"
+        for h in report.held
+    ]
     summary = f"{len(report.added)} added, {len(report.removed)} removed, {len(report.skipped)} unchanged"
     _emit(args, report.as_dict(), "\n".join(lines + [summary]))
-    return 1 if report.failed else 0
+    return 1 if report.failed or report.held else 0
 
 
 def _cmd_search(desk, args) -> int:

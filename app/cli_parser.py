@@ -42,7 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
     remove = commands.add_parser("remove", parents=[common], help="remove a document (by id or path)")
     remove.add_argument("refs", nargs="+", metavar="DOC_ID|PATH")
 
-    commands.add_parser("sync", parents=[common], help="rescan remembered folders: new, changed and deleted files")
+    sync = commands.add_parser(
+        "sync", parents=[common], help="rescan remembered folders: new, changed and deleted files"
+    )
+    sync.add_argument(
+        "--confirm-removals",
+        action="store_true",
+        help="remove the documents of a folder whose files are all or mostly gone (held otherwise)",
+    )
 
     search = commands.add_parser("search", parents=[common], help="hybrid search over the library")
     search.add_argument("query", nargs="+")

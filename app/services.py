@@ -61,8 +61,8 @@ class DocDesk:
     def add(self, paths: Iterable[Path], password: str | None = None, on_progress=None, cancel=None) -> AddReport:
         return self.ingestor(on_progress, cancel).add(paths, password)
 
-    def sync(self, on_progress=None, cancel=None) -> AddReport:
-        return self.ingestor(on_progress, cancel).sync()
+    def sync(self, on_progress=None, cancel=None, confirm_removals: bool = False) -> AddReport:
+        return self.ingestor(on_progress, cancel).sync(confirm_removals)
 
     def documents(self) -> list[DocumentRow]:
         return self.library.documents()

@@ -52,10 +52,19 @@ class AddReport:
     skipped: list[dict] = field(default_factory=list)
     failed: list[dict] = field(default_factory=list)
     removed: list[dict] = field(default_factory=list)
+    # Folders whose files mostly vanished in one sync (an unmounted drive, a half-finished move):
+    # their documents are kept until the user confirms.
+    held: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"added": self.added, "skipped": self.skipped, "failed": self.failed, "removed": self.removed}
+        return {
+            "added": self.added,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "removed": self.removed,
+            "held": self.held,
+        }
 
 
 @dataclass
@@ -89,6 +98,14 @@ def expand_paths(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path | None]],
         else:
             missing.append({"path": str(path), "reason": "no such file or folder"})
     return found, missing
+
+
+HOLD_SHARE = 0.5  # more than this share of a folder's files gone in one sync: ask first
+HOLD_MIN_FILES = 3  # ...once at least this many are gone (all of them always counts)
+
+
+def _mass_removal(gone: int, files: int) -> bool:
+    return gone == files or (gone >= HOLD_MIN_FILES and gone > HOLD_SHARE * files)
 
 
 class Ingestor:
@@ -132,8 +149,11 @@ class Ingestor:
         report.timings = dict(self.timings)
         return report
 
-    def sync(self) -> AddReport:
-        """Rescan remembered folders by content hash: new, changed and deleted files."""
+    def sync(self, confirm_removals: bool = False) -> AddReport:
+        """Rescan remembered folders by content hash: new, changed and deleted files.
+
+        A folder that lost all its files, or most of them, in one sync is held: nothing of it is
+        removed unless `confirm_removals` (an empty mount point is still a directory)."""
         report = AddReport()
         roots = []
         for folder_id, folder in self.library.folders():
@@ -144,13 +164,15 @@ class Ingestor:
                 )
                 continue
             roots.append(root)
-            for record in self.library.files_under(folder_id):
-                if not Path(record.path).exists():
-                    doc = self.library.document(record.doc_id)
-                    self.library.remove_file(record.path)
-                    report.removed.append(
-                        {"doc_id": record.doc_id, "path": record.path, "title": doc.title if doc else ""}
-                    )
+            records = self.library.files_under(folder_id)
+            gone = [r for r in records if not Path(r.path).exists()]
+            if gone and not confirm_removals and _mass_removal(len(gone), len(records)):
+                report.held.append({"path": folder, "gone": len(gone), "files": len(records)})
+                continue
+            for record in gone:
+                doc = self.library.document(record.doc_id)
+                self.library.remove_file(record.path)
+                report.removed.append({"doc_id": record.doc_id, "path": record.path, "title": doc.title if doc else ""})
         if roots:
             sub = self.add(roots)
             report.added, report.skipped = sub.added, sub.skipped

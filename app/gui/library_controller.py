@@ -102,7 +102,12 @@ class LibraryController(QObject):
         self.pane.clear_progress()
         self.refresh()
         self.watch()
-        if report.failed:
+        if report.held:  # an unmounted drive, say: its documents stay until the user confirms
+            folders = ", ".join(h["path"] for h in report.held[:3])
+            self.status.showMessage(
+                self.tr("Files are missing from %1: its documents are kept (unmounted?)").replace("%1", folders), 12000
+            )
+        elif report.failed:
             names = ", ".join(Path(f["path"]).name for f in report.failed[:3])
             self.status.showMessage(self.tr("Could not read: %1 (see the Status column)").replace("%1", names), 8000)
         else:

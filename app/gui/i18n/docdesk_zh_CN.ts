@@ -26,67 +26,67 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="53" />
+        <location filename="../chat_pane.py" line="70" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="55" />
+        <location filename="../chat_pane.py" line="72" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="57" />
+        <location filename="../chat_pane.py" line="74" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="71" />
+        <location filename="../chat_pane.py" line="90" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="73" />
+        <location filename="../chat_pane.py" line="92" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="75" />
+        <location filename="../chat_pane.py" line="94" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="78" />
+        <location filename="../chat_pane.py" line="97" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="79" />
+        <location filename="../chat_pane.py" line="98" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="139" />
+        <location filename="../chat_pane.py" line="143" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="139" />
+        <location filename="../chat_pane.py" line="143" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="155" />
+        <location filename="../chat_pane.py" line="159" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="156" />
+        <location filename="../chat_pane.py" line="160" />
         <source>Sources</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="172" />
+        <location filename="../chat_pane.py" line="176" />
         <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
@@ -193,17 +193,22 @@
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="107" />
+        <location filename="../library_controller.py" line="108" />
+        <source>Files are missing from %1: its documents are kept (unmounted?)</source>
+        <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="112" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="109" />
+        <location filename="../library_controller.py" line="114" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="115" />
+        <location filename="../library_controller.py" line="120" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
@@ -360,148 +365,148 @@
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="65" />
+        <location filename="../settings_dialog.py" line="84" />
         <source>Bundled model (SmolLM2-135M, CPU)</source>
         <translation>自带模型（SmolLM2-135M，CPU）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="66" />
+        <location filename="../settings_dialog.py" line="85" />
         <source>GGUF file (llama.cpp)</source>
         <translation>GGUF 文件（llama.cpp）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="67" />
+        <location filename="../settings_dialog.py" line="86" />
         <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
         <translation>GGUF 文件，多个回答同时进行（llama-server，由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="68" />
+        <location filename="../settings_dialog.py" line="87" />
         <source>vLLM (started by DocDesk)</source>
         <translation>vLLM（由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="69" />
+        <location filename="../settings_dialog.py" line="88" />
         <source>OpenAI-compatible server</source>
         <translation>OpenAI 兼容服务器</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="79" />
+        <location filename="../settings_dialog.py" line="98" />
         <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
         <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="80" />
+        <location filename="../settings_dialog.py" line="99" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="89" />
+        <location filename="../settings_dialog.py" line="108" />
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="91" />
+        <location filename="../settings_dialog.py" line="110" />
         <source>model default</source>
         <translation>模型默认</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93" />
+        <location filename="../settings_dialog.py" line="112" />
         <source>as many as fit</source>
         <translation>显存允许的最大数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="97" />
+        <location filename="../settings_dialog.py" line="116" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="98" />
-        <location filename="../settings_dialog.py" line="110" />
+        <location filename="../settings_dialog.py" line="59" />
+        <location filename="../settings_dialog.py" line="117" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="99" />
+        <location filename="../settings_dialog.py" line="118" />
         <source>Server URL</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="100" />
+        <location filename="../settings_dialog.py" line="119" />
         <source>vLLM options</source>
         <translation>vLLM 选项</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101" />
+        <location filename="../settings_dialog.py" line="120" />
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="102" />
+        <location filename="../settings_dialog.py" line="121" />
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103" />
+        <location filename="../settings_dialog.py" line="122" />
         <source>Parallel answers (llama-server)</source>
         <translation>并行回答数（llama-server）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="104" />
+        <location filename="../settings_dialog.py" line="123" />
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="105" />
+        <location filename="../settings_dialog.py" line="124" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="116" />
+        <location filename="../settings_dialog.py" line="136" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="121" />
+        <location filename="../settings_dialog.py" line="141" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122" />
+        <location filename="../settings_dialog.py" line="142" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123" />
+        <location filename="../settings_dialog.py" line="143" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124" />
+        <location filename="../settings_dialog.py" line="144" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="125" />
+        <location filename="../settings_dialog.py" line="60" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="130" />
+        <location filename="../settings_dialog.py" line="151" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="134" />
+        <location filename="../settings_dialog.py" line="61" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="141" />
+        <location filename="../settings_dialog.py" line="67" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="153" />
+        <location filename="../settings_dialog.py" line="158" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>

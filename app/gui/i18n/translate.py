@@ -27,6 +27,7 @@ ZH = {
     "(stopped)": "（已停止）",
     "A new library folder, model or language takes effect after a restart.": "新的文档库文件夹、嵌入模型或界面语言在重启后生效。",
     "Add documents": "添加文档",
+    "Files are missing from %1: its documents are kept (unmounted?)": "%1 中的文件不见了：其文档已保留（未挂载？）",
     "Add files or folders (Ctrl+O), or drop them anywhere on the window": "添加文件或文件夹（Ctrl+O），也可以直接拖入窗口",
     "Added": "添加时间",
     "Adding %1 item(s)…": "正在添加 %1 项…",
