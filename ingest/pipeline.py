@@ -101,11 +101,15 @@ def expand_paths(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path | None]],
 
 
 HOLD_SHARE = 0.5  # more than this share of a folder's files gone in one sync: ask first
-HOLD_MIN_FILES = 3  # ...once at least this many are gone (all of them always counts)
+HOLD_MIN_FILES = 3  # ...once at least this many are gone
 
 
-def _mass_removal(gone: int, files: int) -> bool:
-    return gone == files or (gone >= HOLD_MIN_FILES and gone > HOLD_SHARE * files)
+def _mass_removal(root: Path, gone: int, files: int) -> bool:
+    """All of a folder's files gone and nothing left in it (what an unmounted drive looks like),
+    or most of them gone at once."""
+    if gone >= HOLD_MIN_FILES and gone > HOLD_SHARE * files:
+        return True
+    return gone == files and next((p for p in root.rglob("*") if p.is_file()), None) is None
 
 
 class Ingestor:
@@ -166,7 +170,7 @@ class Ingestor:
             roots.append(root)
             records = self.library.files_under(folder_id)
             gone = [r for r in records if not Path(r.path).exists()]
-            if gone and not confirm_removals and _mass_removal(len(gone), len(records)):
+            if gone and not confirm_removals and _mass_removal(root, len(gone), len(records)):
                 report.held.append({"path": folder, "gone": len(gone), "files": len(records)})
                 continue
             for record in gone:
