@@ -1,9 +1,11 @@
 """`vectors.faiss`: a derived, disposable copy of the passage embeddings kept in SQLite.
 
 It is written to a temporary file and renamed into place, and its signature (model,
-passage count, highest passage id) is recorded in SQLite after the rename. Whenever
-the signature, the id set or the dimension disagrees with SQLite, it is brought back
-in line from SQLite, so a crash at any moment costs at most a rebuild.
+dimension, passage count, highest passage id, and the SHA-256 of the file as written) is
+recorded in SQLite after the rename. A file whose checksum is not the one recorded (copied
+from another library, older or newer than a database restored from a backup, damaged) is
+never trusted, not even for an incremental repair: it is rebuilt from SQLite. So is a file
+that fails to load in any way. A crash at any moment costs at most a rebuild.
 
 One VectorIndex per library and process (the façade owns it and hands it to the ingestor
 and the retriever). The loaded index also notices writes it was not told about, from
@@ -13,10 +15,14 @@ every commit, and only then is the signature read again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import tempfile
 import threading
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .library import Library
@@ -52,6 +58,24 @@ class VectorIndex:
                 return int(stored)
         return self.embedder.dim
 
+    def _verified(self, stored: dict):
+        """The index in the file, if it is the one this library wrote (its checksum), else None."""
+        if not stored.get("file") or not self.path.exists():
+            return None
+        try:
+            import faiss
+            import numpy as np
+
+            data = self.path.read_bytes()
+            if hashlib.sha256(data).hexdigest() != stored["file"]:
+                log.warning("vector cache %s is not the one this library wrote: rebuilding", self.path)
+                return None
+            index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+        except Exception as exc:  # MemoryError too: a damaged length field makes FAISS allocate petabytes
+            log.warning("vector cache unreadable, rebuilding: %s", exc)
+            return None
+        return index if index.d == self.dim and index.ntotal == stored.get("count") else None
+
     def _signature(self, ids: list[int]) -> dict:
         return {"model": self.embed_model, "dim": self.dim, "count": len(ids), "max_id": ids[-1] if ids else 0}
 
@@ -75,18 +99,13 @@ class VectorIndex:
                 if self._synced_at != self.library.version():
                     self.refresh()  # the library changed since: bring the loaded index in line
                 return self._index
-            import faiss
-
             version = self.library.version()
-            stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
-            if self.path.exists() and stored == self._current_signature():
-                try:
-                    index = faiss.read_index(str(self.path))
-                    if index.d == self.dim and index.ntotal == stored["count"]:
-                        self._index, self._synced_at, self._held = index, version, stored
-                        return index
-                except RuntimeError as exc:
-                    log.warning("vector cache unreadable, rebuilding: %s", exc)
+            stored = self._stored()
+            if _content(stored) == self._current_signature():
+                index = self._verified(stored)
+                if index is not None:
+                    self._index, self._synced_at, self._held = index, version, _content(stored)
+                    return index
             self.refresh(force=True)
             return self._index
 
@@ -94,9 +113,9 @@ class VectorIndex:
         """Make the index match SQLite, adding and removing only what differs. True if it changed."""
         with self._lock:
             version = self.library.version()  # before reading: a commit after it is seen next time
-            stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+            stored = self._stored()
             current = self._current_signature()
-            if not force and stored == current:
+            if not force and _content(stored) == current:
                 if self._index is None and self.path.exists():
                     return False  # nothing changed since the last write: skip loading FAISS at all
                 if self._index is not None and self._held == current:
@@ -111,14 +130,7 @@ class VectorIndex:
         import numpy as np
 
         ids = self.library.passage_ids(self.embed_model)
-        index = self._index
-        if index is None and self.path.exists():
-            try:
-                index = faiss.read_index(str(self.path))
-                if index.d != self.dim:
-                    index = None
-            except RuntimeError:
-                index = None  # unreadable: rebuilt from SQLite below
+        index = self._index if self._index is not None else self._verified(stored)
         if index is None or stored.get("model") != self.embed_model:
             index = self._new_index()
         have = faiss.vector_to_array(index.id_map) if index.ntotal else np.zeros(0, dtype=np.int64)
@@ -132,20 +144,37 @@ class VectorIndex:
             index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
         signature = self._signature(ids)
         self._index, self._held = index, signature
-        changed = bool(len(stale) or len(missing)) or stored != signature or not self.path.exists()
-        if changed:
-            self._write(index)
+        changed = bool(len(stale) or len(missing)) or _content(stored) != signature or not self.path.exists()
+        if changed or not stored.get("file"):
+            signature["file"] = self._write(index)
             self.library.set_meta(SIGNATURE_KEY, json.dumps(signature))
         return changed
 
-    def _write(self, index) -> None:
+    def _stored(self) -> dict:
+        try:
+            stored = json.loads(self.library.meta(SIGNATURE_KEY, "{}") or "{}")
+        except ValueError:
+            return {}
+        return stored if isinstance(stored, dict) else {}
+
+    def _write(self, index) -> str:
+        """Write the index in place; returns the file's SHA-256."""
         import faiss
 
-        temporary = self.path.with_suffix(".faiss.tmp")
-        faiss.write_index(index, str(temporary))
-        with open(temporary, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        # A name of its own: another process (or another index on this library) may be writing too.
+        handle, name = tempfile.mkstemp(prefix="vectors.", suffix=".faiss.tmp", dir=self.path.parent)
+        os.close(handle)
+        temporary = Path(name)
+        try:
+            faiss.write_index(index, str(temporary))
+            with open(temporary, "rb+") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.path)
+        finally:
+            temporary.unlink(missing_ok=True)
+        _remove_leftovers(self.path.parent)
+        return digest
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         import numpy as np
@@ -156,3 +185,18 @@ class VectorIndex:
                 return []
             scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
+
+
+def _content(signature: dict) -> dict:
+    """What a signature says of the passages (without the file's checksum)."""
+    return {k: v for k, v in signature.items() if k != "file"}
+
+
+def _remove_leftovers(folder: Path, older_than_s: float = 3600) -> None:
+    """Temporary files of writes that a crash cut short (a live write is never that old)."""
+    for leftover in folder.glob("vectors.*.faiss.tmp"):
+        try:
+            if time.time() - leftover.stat().st_mtime > older_than_s:
+                leftover.unlink()
+        except OSError:
+            pass
