@@ -57,11 +57,14 @@ def _cmd_list(desk, args) -> int:
 
 
 def _cmd_remove(desk, args) -> int:
-    removed = []
+    removed, lines = [], []
     for ref in args.refs:
-        doc = desk.remove(ref)
-        removed.append({"doc_id": doc.id, "path": doc.path, "title": doc.title})
-    _emit(args, {"removed": removed}, "\n".join(f"removed {r['title'] or r['path']}" for r in removed))
+        doc, kept = desk.remove(ref)
+        path = str(Path(ref).expanduser().absolute()) if kept else doc.path
+        removed.append({"doc_id": doc.id, "path": path, "title": doc.title, "kept_at": kept.path if kept else None})
+        name = doc.title or path
+        lines.append(f"removed {name}" if kept is None else f"removed {path}; the same file stays at {kept.path}")
+    _emit(args, {"removed": removed}, "\n".join(lines))
     return 0
 
 

@@ -21,18 +21,8 @@ def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _common_options(suppress_defaults=True)
-    parser = argparse.ArgumentParser(
-        prog="docdesk",
-        description="DocDesk: a private assistant for your documents.",
-        parents=[_common_options(suppress_defaults=False)],
-    )
-    from . import __version__
-
-    parser.add_argument("--version", action="version", version=f"DocDesk {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_library_commands(commands, common: argparse.ArgumentParser) -> None:
+    """The commands that change or read the library itself (no model needed)."""
     add = commands.add_parser("add", parents=[common], help="add files or folders to the library")
     add.add_argument("paths", nargs="+", metavar="PATH")
     add.add_argument("--password", help="password for encrypted PDFs")
@@ -55,6 +45,21 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="+")
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
     search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_options(suppress_defaults=True)
+    parser = argparse.ArgumentParser(
+        prog="docdesk",
+        description="DocDesk: a private assistant for your documents.",
+        parents=[_common_options(suppress_defaults=False)],
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"DocDesk {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    _add_library_commands(commands, common)
 
     model = argparse.ArgumentParser(add_help=False)
     model.add_argument("--backend", choices=["llama_cpp", "llama_server", "openai", "vllm"])

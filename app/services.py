@@ -67,11 +67,17 @@ class DocDesk:
     def documents(self) -> list[DocumentRow]:
         return self.library.documents()
 
-    def remove(self, ref: str) -> DocumentRow:
+    def remove(self, ref: str) -> tuple[DocumentRow, DocumentRow | None]:
+        """Remove a document by id, or one of its paths by path. Returns the document as it was
+        and, when the same bytes are still in the library at another path, as it is now."""
         doc = self.resolve(ref)
-        self.library.remove(doc.id)
+        path = self.library.file_path(ref) if self.library.document(ref) is None else None
+        if path is not None:
+            self.library.remove_file(path)  # a twin at another path keeps the document
+        else:
+            self.library.remove(doc.id)
         self.ingestor().refresh_vectors()
-        return doc
+        return doc, self.library.document(doc.id)
 
     def search(self, query: str, k: int = 10, doc_ids: list[str] | None = None, on_progress=None) -> SearchResult:
         self._one_embedding_model(on_progress)

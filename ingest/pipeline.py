@@ -146,9 +146,10 @@ class Ingestor:
         for _, folder in files:
             if folder is not None and folder not in folder_ids:
                 folder_ids[folder] = self.library.remember_folder(str(folder))
-        jobs = self._plan(files, folder_ids, report)
+        jobs, twins = self._plan(files, folder_ids, report)
         self.reembed_stale()
         self._run(jobs, password, report)
+        self._link_twins(twins)
         self.refresh_vectors()
         report.timings = dict(self.timings)
         return report
@@ -222,9 +223,18 @@ class Ingestor:
             if self.library.meta("embedding_dim") is not None:  # another model's size before
                 self.library.set_meta("embedding_dim", str(self.embedder.dim))
 
-    def _plan(self, files, folder_ids, report: AddReport) -> list[_Job]:
+    def _link_twins(self, twins: list[FileRecord]) -> None:
+        """Paths holding the same bytes as another file of this add: each is one of its document's
+        paths, so that `remove PATH` and sync know it."""
+        for record in twins:
+            doc = self.library.document(record.doc_id)
+            if doc is not None and doc.status == "indexed":
+                self.library.link_file(record)
+
+    def _plan(self, files, folder_ids, report: AddReport) -> tuple[list[_Job], list[FileRecord]]:
         started = time.perf_counter()
         jobs: list[_Job] = []
+        twins: list[FileRecord] = []
         seen: dict[str, str] = {}
         for number, (path, folder) in enumerate(files):
             self.on_progress(Progress("hashing", number, len(files), str(path)))
@@ -241,6 +251,7 @@ class Ingestor:
                 report.skipped.append(
                     {"doc_id": digest, "path": str(path), "reason": f"same content as {seen[digest]}"}
                 )
+                twins.append(record)
                 continue
             seen[digest] = str(path)
             existing = self.library.document(digest)
@@ -257,7 +268,7 @@ class Ingestor:
         self._time("hash", started)
         # Small files first: they become searchable at once, and the reader gets ahead.
         jobs.sort(key=lambda job: job.file.size)
-        return jobs
+        return jobs, twins
 
     def _run(self, jobs: list[_Job], password: str | None, report: AddReport) -> None:
         reader = ReaderProcess() if self.read_in_subprocess and jobs else None

@@ -109,6 +109,12 @@ class Library:
             doc = self.document(row[0]) if row else None
         return doc
 
+    def file_path(self, ref: str) -> str | None:
+        """The stored path `ref` names (as given, or relative to here), if it is one of the library's files."""
+        path = str(Path(ref).expanduser().absolute())
+        row = self.conn.execute("SELECT path FROM files WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
     def file(self, path: str) -> FileRecord | None:
         row = self.conn.execute(
             "SELECT path, doc_id, size, mtime, folder_id FROM files WHERE path = ?", (path,)
@@ -242,6 +248,11 @@ class Library:
             if row:
                 conn.execute("DELETE FROM files WHERE path = ?", (path,))
                 self._drop_if_orphan(conn, row[0])
+                # The document stays under its twin: it is shown at a path that still holds it.
+                conn.execute(
+                    "UPDATE documents SET path = (SELECT min(path) FROM files WHERE doc_id = ?) WHERE id = ? AND path = ?",
+                    (row[0], row[0], path),
+                )
 
     # -- folders ----------------------------------------------------------------
     def remember_folder(self, path: str) -> int:

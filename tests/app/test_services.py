@@ -46,7 +46,7 @@ def test_added_document_is_found_by_meaning_in_the_same_process(desk, tmp_path):
 def test_removed_document_is_gone_from_dense_search_at_once(desk, tmp_path):
     desk.add([_write(tmp_path / "kettle.txt", KETTLE), _write(tmp_path / "cats.txt", CATS)])
     assert _dense_titles(desk, QUERY)[0] == "cats"
-    desk.remove(str(tmp_path / "cats.txt"))
+    desk.remove(str(tmp_path / "cats.txt"))  # its only path: the document goes
     assert _dense_titles(desk, QUERY) == ["kettle"]
 
 
@@ -65,3 +65,17 @@ def test_a_document_added_by_another_process_is_found(desk, tmp_path, embedder):
     finally:
         other.close()
     assert _dense_titles(desk, QUERY)[0] == "cats"
+
+
+def test_removing_one_path_of_twin_files_keeps_the_other(desk, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = _write(tmp_path / "a" / "cats.txt", CATS), _write(tmp_path / "b" / "cats.txt", CATS)
+    desk.add([a, b])  # the same bytes twice: one document with two paths
+    assert len(desk.documents()) == 1
+    doc, kept = desk.remove(str(a))
+    assert kept is not None and kept.id == doc.id and kept.path == str(b)
+    assert _dense_titles(desk, QUERY) == ["cats"]  # still found, at the path that still holds it
+    assert desk.library.file_path(str(a)) is None and desk.library.file_path(str(b)) == str(b)
+    _, gone = desk.remove(str(b))
+    assert gone is None and desk.documents() == []
