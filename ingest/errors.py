@@ -19,6 +19,10 @@ class DamagedDocument(IngestError):
     """The file is corrupt beyond what the reader can recover."""
 
 
+class OversizedDocument(IngestError):
+    """The file expands beyond DocDesk's input limits (a zip bomb, or far larger than any real document)."""
+
+
 class EmptyDocument(IngestError):
     """The file holds no text that could be indexed."""
 

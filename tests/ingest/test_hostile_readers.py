@@ -1,0 +1,216 @@
+"""Hostile and damaged inputs (issue 13): each file is built here from real bytes and read for real."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import subprocess
+import sys
+import zipfile
+import zlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from ingest.errors import IngestError
+from ingest.readers import read_document
+
+ROOT = Path(__file__).resolve().parents[2]
+MB = 1024 * 1024
+
+# ---------------------------------------------------------------- ZIP containers, by hand
+
+
+@dataclass(frozen=True)
+class Member:
+    """One ZIP entry: its raw deflate stream and what the directory says about it."""
+
+    name: str
+    raw: bytes
+    crc: int
+    size: int  # declared uncompressed size (a bomb may lie)
+
+
+def deflated(name: str, data: bytes) -> Member:
+    packer = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return Member(name, packer.compress(data) + packer.flush(), zlib.crc32(data), len(data))
+
+
+def repeated(name: str, prefix: bytes, chunk: bytes, times: int) -> Member:
+    """`prefix` + `chunk` * `times`, deflated without ever holding it: after a full flush a
+    deflate block refers to nothing before it, so the chunk's block can be repeated."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    head = packer.compress(prefix) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(chunk) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(prefix)
+    for _ in range(times):
+        crc = zlib.crc32(chunk, crc)
+    return Member(name, head + block * times + packer.flush(), crc, len(prefix) + len(chunk) * times)
+
+
+def write_zip(path: Path, members: list[Member]) -> Path:
+    """A ZIP file of deflated members, local headers and central directory agreeing."""
+    body, directory = bytearray(), bytearray()
+    for m in members:
+        name = m.name.encode()
+        fields = (20, 0, 8, 0, 0x21, m.crc, len(m.raw), m.size, len(name), 0)
+        directory += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, *fields, 0, 0, 0, 0, len(body)) + name
+        body += struct.pack("<4s5H3L2H", b"PK\x03\x04", *fields) + name + m.raw
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(directory), len(body), 0)
+    path.write_bytes(bytes(body + directory + end))
+    return path
+
+
+def docx_members(**replacements: Member | None) -> list[Member]:
+    """The parts of a real Word file (python-docx's template), some replaced or left out."""
+    import docx
+
+    buffer = io.BytesIO()
+    document = docx.Document()
+    document.add_heading("Hostile input", 1)
+    document.add_paragraph("A paragraph that must survive.")
+    document.save(buffer)
+    members = []
+    with zipfile.ZipFile(buffer) as archive:
+        for name in archive.namelist():
+            member = replacements.get(name, deflated(name, archive.read(name)))
+            if member is not None:
+                members.append(member)
+    return members
+
+
+def body_xml(inner: bytes) -> tuple[bytes, bytes]:
+    """document.xml split around its body content: (before, after)."""
+    ns = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    return b"<?xml version='1.0' encoding='UTF-8'?><w:document " + ns + b"><w:body>" + inner, b"</w:body></w:document>"
+
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a regression fails, it does not swap
+import docx, lxml.etree  # loaded before measuring: the growth is the reading's own
+from ingest.readers import read_document
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+try:
+    result = read_document(Path(sys.argv[1]))
+    outcome = {"error": None, "reason": "", "text": result.pages[0].text[:200]}
+except Exception as exc:
+    outcome = {"error": type(exc).__name__, "reason": str(exc)}
+outcome["seconds"] = time.perf_counter() - started
+outcome["growth_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(json.dumps(outcome))
+"""
+
+
+def read_in_child(path: Path) -> dict:
+    """read_document in a fresh process: its outcome, seconds and peak memory growth (MB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- DOCX zip bombs
+
+
+def zeros_bomb(path: Path) -> Path:
+    """A Word file whose document.xml is 400 MB, nearly all zeros, from ~450 kB."""
+    head, _ = body_xml(b"")
+    return write_zip(path, docx_members(**{"word/document.xml": repeated("word/document.xml", head, bytes(MB), 400)}))
+
+
+def test_docx_whose_document_xml_is_hundreds_of_mb_of_zeros_is_refused_fast_in_bounded_memory(tmp_path):
+    path = zeros_bomb(tmp_path / "zeros.docx")
+    assert path.stat().st_size < MB
+    outcome = read_in_child(path)
+    assert outcome["error"] == "OversizedDocument", outcome
+    assert "the Word file expands to more than 200 MB (a zip bomb?)" in outcome["reason"]
+    assert outcome["growth_mb"] < 300 and outcome["seconds"] < 10, outcome
+
+
+def test_the_reader_process_reports_a_docx_bomb_as_that_files_failure(tmp_path):
+    from ingest.reader_process import Finished, read_stream
+
+    messages: list = []
+    read_stream(7, str(zeros_bomb(tmp_path / "bomb.docx")), None, messages.append)
+    assert len(messages) == 1 and isinstance(messages[0], Finished) and messages[0].job == 7
+    assert messages[0].error.startswith("the Word file expands to more than 200 MB (a zip bomb?)")
+
+
+def test_docx_bomb_that_declares_small_sizes_is_stopped_while_decompressing(tmp_path):
+    # 400 MB of valid paragraphs from ~1 MB; the directory claims 100 MB, within the ratio limit.
+    head, tail = body_xml(b"")
+    bomb = repeated("word/document.xml", head, b"<w:p><w:r><w:t>lol</w:t></w:r></w:p>" * 28_000, 400)
+    lie = replace(bomb, size=min(100 * len(bomb.raw), 150 * MB))
+    path = write_zip(tmp_path / "liar.docx", docx_members(**{"word/document.xml": lie}))
+    outcome = read_in_child(path)
+    assert outcome["error"] == "OversizedDocument", outcome
+    assert "(a zip bomb?)" in outcome["reason"] and "word/document.xml" in outcome["reason"]
+    assert outcome["growth_mb"] < 300 and outcome["seconds"] < 10, outcome
+
+
+def test_docx_part_that_outgrows_its_declared_size_is_refused(tmp_path):
+    head, tail = body_xml(b"".join(b"<w:p><w:r><w:t>line %d</w:t></w:r></w:p>" % i for i in range(100_000)))
+    honest = deflated("word/document.xml", head + tail)
+    lie = replace(honest, size=honest.size // 4)
+    path = write_zip(tmp_path / "grows.docx", docx_members(**{"word/document.xml": lie}))
+    with pytest.raises(IngestError, match=r"expands beyond the size it declares \(a zip bomb\?\)"):
+        read_document(path)
+
+
+def test_docx_limits_on_declared_sizes(tmp_path):
+    from ingest.errors import OversizedDocument
+    from ingest.readers.zipguard import ZipLimits, checked_members
+
+    path = write_zip(tmp_path / "parts.docx", docx_members())
+    with zipfile.ZipFile(path) as archive:
+        assert len(checked_members(archive)) == len(archive.namelist())
+        with pytest.raises(OversizedDocument, match=r"holds \d+ parts, more than 5 \(a zip bomb\?\)"):
+            checked_members(archive, ZipLimits(members=5))
+        with pytest.raises(OversizedDocument, match=r"expands to more than 0.2 MB \(a zip bomb\?\).*styles"):
+            checked_members(archive, ZipLimits(part_bytes=MB // 5))
+        with pytest.raises(OversizedDocument, match=r"expands to more than 0.5 MB \(a zip bomb\?\).*together"):
+            checked_members(archive, ZipLimits(total_bytes=MB // 2))
+        with pytest.raises(OversizedDocument, match=r"expands more than 2 times \(a zip bomb\?\)"):
+            checked_members(archive, ZipLimits(ratio=2, ratio_floor=1000))
+
+
+def test_docx_picture_parts_are_never_decompressed(tmp_path):
+    # A picture of 300 MB of zeros: the text parts are all DocDesk needs, so it costs nothing.
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Text beside a picture.")
+    document.add_picture(io.BytesIO(png_pixel()))
+    document.save(tmp_path / "real.docx")
+    with zipfile.ZipFile(tmp_path / "real.docx") as archive:
+        image = next(n for n in archive.namelist() if n.startswith("word/media/"))
+        members = [deflated(n, archive.read(n)) for n in archive.namelist() if n != image]
+    members.append(repeated(image, b"", bytes(MB), 300))
+    outcome = read_in_child(write_zip(tmp_path / "picture-bomb.docx", members))
+    assert outcome["error"] is None and "Text beside a picture." in outcome["text"], outcome
+    assert outcome["growth_mb"] < 100 and outcome["seconds"] < 10, outcome
+
+
+def png_pixel() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0\xff\0\0"))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_a_normal_docx_reads_as_before(tmp_path):
+    path = write_zip(tmp_path / "plain.docx", docx_members())
+    result = read_document(path)
+    assert result.pages[0].text == "Hostile input\n\nA paragraph that must survive."
