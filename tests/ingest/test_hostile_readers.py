@@ -214,3 +214,60 @@ def test_a_normal_docx_reads_as_before(tmp_path):
     path = write_zip(tmp_path / "plain.docx", docx_members())
     result = read_document(path)
     assert result.pages[0].text == "Hostile input\n\nA paragraph that must survive."
+
+
+# ---------------------------------------------------------------- DOCX titles
+
+
+def _without_core_properties(source: Path, target: Path) -> Path:
+    """A copy of a Word file as some writers save it: no docProps/core.xml at all."""
+    with zipfile.ZipFile(source) as archive:
+        members = []
+        for name in archive.namelist():
+            data = archive.read(name)
+            if name == "docProps/core.xml":
+                continue
+            if name in ("_rels/.rels", "[Content_Types].xml"):
+                data = re_remove(data, rb"<(Relationship|Override)[^>]*core[^>]*/>")
+            members.append(deflated(name, data))
+    return write_zip(target, members)
+
+
+def re_remove(data: bytes, pattern: bytes) -> bytes:
+    import re
+
+    return re.sub(pattern, b"", data)
+
+
+def _saved_docx(path: Path, heading: str | None, first: str, title: str | None = None) -> Path:
+    import docx
+
+    document = docx.Document()
+    if heading:
+        document.add_heading(heading, 1)
+    document.add_paragraph(first)
+    document.add_paragraph("Second paragraph of the body.")
+    if title is not None:
+        document.core_properties.title = title
+    document.save(path)
+    return path
+
+
+def test_docx_without_core_properties_is_titled_by_its_first_heading(tmp_path):
+    source = _saved_docx(tmp_path / "source.docx", "Budget review 2024", "The budget grew.")
+    path = _without_core_properties(source, tmp_path / "nocore.docx")
+    with zipfile.ZipFile(path) as archive:
+        assert "docProps/core.xml" not in archive.namelist()
+    assert read_document(path).title == "Budget review 2024"
+
+
+def test_docx_with_an_empty_title_uses_its_heading_then_first_line_then_file_name(tmp_path):
+    assert read_document(_saved_docx(tmp_path / "a.docx", "Minutes of March", "Present: all.")).title == (
+        "Minutes of March"
+    )
+    assert read_document(_saved_docx(tmp_path / "b.docx", None, "Travel notes")).title == "Travel notes"
+    long_first = "This first paragraph is a long sentence " * 5
+    assert read_document(_saved_docx(tmp_path / "c-report.docx", None, long_first)).title == "c-report"
+    placeholder = _saved_docx(tmp_path / "d.docx", "Real heading", "Body.", title="Word Document")
+    assert read_document(placeholder).title == "Real heading"
+    assert read_document(_saved_docx(tmp_path / "e.docx", "Heading", "Body.", title="Set title")).title == "Set title"
