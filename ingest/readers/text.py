@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EmptyDocument, UnsupportedFormat
@@ -38,32 +39,86 @@ def _utf16_without_bom(data: bytes) -> str | None:
     return None
 
 
+# Bytes that plain text does not hold: C0 controls but tab, line breaks, form feed and
+# ESC (coloured logs), and DEL. NUL is counted apart.
+_CONTROL_BYTES = bytes(range(1, 9)) + bytes(range(0x0E, 0x1B)) + bytes(range(0x1C, 0x20)) + b"\x7f"
+_MAX_NUL_SHARE = 1000  # more than one NUL in this many bytes: binary
+_MAX_CONTROL_SHARE = 20  # more than one control byte in this many: binary
+_MAX_BAD_UTF8_SHARE = 100  # a UTF-8 file may lose at most one byte in this many to damage
+# Damaged UTF-8 keeps at least this many valid multi-byte characters per invalid sequence;
+# GB18030 or Latin-1 read as UTF-8 fail far more often.
+_MIN_GOOD_PER_BAD = 20
+_UTF8_REPLACEMENT = "\ufffd".encode()
+
+
+@dataclass
+class Decoded:
+    text: str
+    encoding: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _refuse_binary(data: bytes) -> None:
+    if data.count(0) > len(data) // _MAX_NUL_SHARE:
+        raise UnsupportedFormat("binary content (NUL bytes): not a text file")
+    controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
+    if controls > len(data) // _MAX_CONTROL_SHARE:
+        raise UnsupportedFormat(f"binary content ({controls} control bytes in {len(data)}): not a text file")
+
+
+def _bad_utf8(data: bytes) -> tuple[int, int]:
+    """(invalid sequences, valid non-ASCII characters) when `data` is read as UTF-8."""
+    text = data.decode("utf-8", errors="replace")
+    genuine = data.count(_UTF8_REPLACEMENT)  # U+FFFD written on purpose is not damage
+    bad = text.count("\ufffd") - genuine
+    non_ascii = len(text) - len(text.encode("ascii", "ignore")) - bad - genuine
+    return bad, non_ascii
+
+
 def detect_encoding(data: bytes) -> str:
-    """BOM, then UTF-16 by NUL pattern, then strict UTF-8, then charset-normalizer."""
+    """BOM, then UTF-16 by NUL pattern, then UTF-8 (strict, or with a few damaged bytes
+    among many valid multi-byte characters), then charset-normalizer, then UTF-8 again for
+    text that only a few damaged bytes keep from being UTF-8."""
     for bom, name in _BOMS:
         if data.startswith(bom):
             return name
     utf16 = _utf16_without_bom(data)
     if utf16:
         return utf16
-    if b"\x00" in data:
-        raise UnsupportedFormat("binary content (NUL bytes): not a text file")
+    _refuse_binary(data)
     try:
         data.decode("utf-8")
         return "utf-8"
     except UnicodeDecodeError:
         pass
+    bad, non_ascii = _bad_utf8(data)
+    if bad * _MIN_GOOD_PER_BAD <= non_ascii:
+        return "utf-8"
     from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
-    if best is None:
-        raise UnsupportedFormat("binary content: no text encoding fits (not a text file)")
-    return _WIDEN.get(best.encoding, best.encoding)
+    if best is not None:
+        return _WIDEN.get(best.encoding, best.encoding)
+    if bad * _MAX_BAD_UTF8_SHARE <= len(data):
+        return "utf-8"
+    raise UnsupportedFormat("binary content: no text encoding fits (not a text file)")
+
+
+def decode(data: bytes) -> Decoded:
+    """The text of `data`, its encoding, and warnings: the encoding if not UTF-8, and how
+    many damaged bytes were replaced (by U+FFFD)."""
+    encoding = detect_encoding(data)
+    text = data.decode(encoding, errors="replace")
+    warnings = [] if encoding in ("utf-8", "utf-8-sig") else [f"decoded as {encoding}"]
+    replaced = text.count("\ufffd") - (data.count(_UTF8_REPLACEMENT) if encoding.startswith("utf-8") else 0)
+    if replaced > 0:
+        warnings.append(f"{replaced} invalid byte sequence(s) replaced by U+FFFD (damaged {encoding} text?)")
+    return Decoded(text, encoding, warnings)
 
 
 def decode_bytes(data: bytes) -> tuple[str, str]:
-    encoding = detect_encoding(data)
-    return data.decode(encoding, errors="replace"), encoding
+    decoded = decode(data)
+    return decoded.text, decoded.encoding
 
 
 def paginate(text: str, page_chars: int = SYNTHETIC_PAGE_CHARS) -> list[Page]:
@@ -97,9 +152,7 @@ def text_to_result(text: str, fmt: str, title: str = "", warnings: list[str] | N
 
 
 def read_text(path: Path) -> ReadResult:
-    data = path.read_bytes()
-    text, encoding = decode_bytes(data)
+    decoded = decode(path.read_bytes())
     fmt = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
-    title = _markdown_title(text) if fmt == "markdown" else ""
-    warnings = [] if encoding in ("utf-8", "utf-8-sig") else [f"decoded as {encoding}"]
-    return text_to_result(text, fmt, title, warnings)
+    title = _markdown_title(decoded.text) if fmt == "markdown" else ""
+    return text_to_result(decoded.text, fmt, title, decoded.warnings)

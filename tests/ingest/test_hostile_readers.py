@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import struct
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.errors import IngestError
+from ingest.errors import IngestError, UnsupportedFormat
 from ingest.readers import read_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,3 +272,35 @@ def test_docx_with_an_empty_title_uses_its_heading_then_first_line_then_file_nam
     placeholder = _saved_docx(tmp_path / "d.docx", "Real heading", "Body.", title="Word Document")
     assert read_document(placeholder).title == "Real heading"
     assert read_document(_saved_docx(tmp_path / "e.docx", "Heading", "Body.", title="Set title")).title == "Set title"
+
+
+# ---------------------------------------------------------------- text
+
+
+def test_utf8_text_with_one_stray_byte_is_read_with_a_warning(tmp_path):
+    good = "第一段：显卡驱动版本应当与 CUDA 版本匹配。Grüße aus Köln, café crème.\n"
+    path = tmp_path / "stray.txt"
+    path.write_bytes(good.encode() * 20 + b"\xff" + good.encode() * 20)
+    result = read_document(path)
+    text = result.pages[0].text
+    assert text.count("\ufffd") == 1 and "Grüße aus Köln" in text and "显卡驱动版本" in text
+    assert any("1 invalid byte" in w for w in result.warnings), result.warnings
+
+
+def test_ascii_text_with_one_stray_byte_is_read(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"Meeting notes for the driver upgrade.\n" * 30 + b"\xff\n" + b"Last line.\n")
+    text = read_document(path).pages[0].text
+    assert text.startswith("Meeting notes") and text.endswith("Last line.")
+
+
+def test_binary_content_is_still_refused(tmp_path):
+    (tmp_path / "random.txt").write_bytes(random.Random(13).randbytes(8192))
+    (tmp_path / "controls.txt").write_bytes(bytes(range(1, 32)) * 200)
+    (tmp_path / "nuls.txt").write_bytes(b"text\x00\x00\x00 more text\x00" * 100)
+    with pytest.raises(UnsupportedFormat, match="binary content"):
+        read_document(tmp_path / "random.txt")
+    with pytest.raises(UnsupportedFormat, match=r"binary content \(\d+ control bytes"):
+        read_document(tmp_path / "controls.txt")
+    with pytest.raises(UnsupportedFormat, match=r"binary content \(NUL bytes\)"):
+        read_document(tmp_path / "nuls.txt")
