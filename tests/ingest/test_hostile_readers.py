@@ -304,3 +304,44 @@ def test_binary_content_is_still_refused(tmp_path):
         read_document(tmp_path / "controls.txt")
     with pytest.raises(UnsupportedFormat, match=r"binary content \(NUL bytes\)"):
         read_document(tmp_path / "nuls.txt")
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def _html(tmp_path: Path, markup: str):
+    path = tmp_path / "page.html"
+    path.write_text(markup, encoding="utf-8")
+    return read_document(path)
+
+
+def test_html_without_end_of_head_gives_its_body_text(tmp_path):
+    result = _html(tmp_path, "<html><head><title>Setup</title><meta charset='utf-8'><body><p>Install the driver.</p>")
+    assert result.title == "Setup" and result.pages[0].text == "Install the driver."
+    result = _html(tmp_path, "<html><head><title>Setup</title><h1>No body tag</h1><p>Still text.</p></html>")
+    assert result.pages[0].text == "No body tag\n\nStill text."
+
+
+def test_text_after_an_unclosed_svg_survives_with_a_warning(tmp_path):
+    result = _html(tmp_path, "<html><body><p>Before.</p><svg><path d='M0 0'/><p>After the svg.</p><p>End.</p></body>")
+    assert result.pages[0].text == "Before.\n\nAfter the svg.\n\nEnd."
+    assert any("unclosed <svg>" in w for w in result.warnings), result.warnings
+    result = _html(tmp_path, "<body><div>One<svg><g><path/></g>two</div><div>Three</div><svg>four</body>")
+    assert result.pages[0].text == "Onetwo\n\nThree\n\nfour"
+    assert any("unclosed <svg>" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("tag", ["script", "style", "noscript", "object"])
+def test_text_after_an_unclosed_skipped_element_survives(tmp_path, tag):
+    result = _html(tmp_path, f"<html><body><p>Before.</p><{tag}>var a = 1;\n<p>After it.</p><p>End.</p></body></html>")
+    text = result.pages[0].text
+    assert text.startswith("Before.") and text.endswith("After it.\n\nEnd.")
+    assert "var a" not in text or tag in ("noscript", "object")  # their content is markup, read as text
+    assert any(f"unclosed <{tag}>" in w for w in result.warnings), result.warnings
+
+
+def test_closed_skipped_elements_stay_hidden(tmp_path):
+    markup = "<html><body><p>One</p><svg><title>icon</title><text>label</text></svg><script>x<y</script><p>Two</p>"
+    result = _html(tmp_path, markup)
+    assert result.pages[0].text == "One\n\nTwo" and result.warnings == []
+    assert result.title == "One"  # the svg's <title> is not the page's
