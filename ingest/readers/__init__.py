@@ -60,8 +60,8 @@ def open_document(path: Path, password: str | None = None) -> DocumentStream:
 def finish_result(stream: DocumentStream, pages: list[Page], path: Path) -> ReadResult:
     """The ReadResult of a fully consumed stream; refuses documents with no text at all."""
     if not any(page.text.strip() for page in pages):
-        if stream.format == "pdf":
-            raise EmptyDocument(f"no text layer (scanned?) on any of its {len(pages)} pages: run OCR on it first")
+        if isinstance(stream, PdfStream):
+            raise stream.no_text_error()
         raise EmptyDocument("no text in the file")
     title = stream.title or _first_line_title(stream.format, pages) or path.stem
     return ReadResult(stream.format, pages, title, stream.synthetic_pages, list(stream.warnings))

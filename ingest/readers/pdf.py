@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DamagedDocument, EncryptedDocument
+from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
 
@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 
 # A page with fewer visible characters than this is treated as having no text layer.
 MIN_PAGE_CHARS = 8
+_ERROR_CHARS = 200  # of an extraction error's message, in warnings and reasons
 
 
 def _quiet_pypdf() -> None:
@@ -74,19 +75,26 @@ class PdfStream:
                 raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
             raise DamagedDocument(_damage_reason(path, exc)) from exc
         self.title = _title(self._reader)
-        self._empty: list[int] = []
-        self._failed: list[str] = []
+        self._empty: list[int] = []  # pages whose extraction gave (almost) no text
+        self._failed: dict[int, str] = {}  # pages whose extraction raised: the error
 
     def pages(self) -> Iterator[Page]:
         for number in range(1, self.page_count + 1):
             try:
                 text = normalize_text(self._pages[number - 1].extract_text() or "")
             except Exception as exc:  # one bad content stream should not lose the other pages
-                self._failed.append(f"p. {number}: {type(exc).__name__}")
+                self._failed[number] = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
                 text = ""
-            if len(text.strip()) < MIN_PAGE_CHARS:
-                self._empty.append(number)
+            else:
+                if len(text.strip()) < MIN_PAGE_CHARS:
+                    self._empty.append(number)
             yield Page(number, text)
+
+    def _failures(self) -> str:
+        """'pp. 1-3 (PdfStreamError: ...)': the pages that raised and their (first) errors."""
+        errors = list(dict.fromkeys(self._failed.values()))
+        more = f"; {len(errors) - 1} other error(s)" if len(errors) > 1 else ""
+        return f"{_ranges(sorted(self._failed))} ({errors[0]}{more})"
 
     @property
     def warnings(self) -> list[str]:
@@ -97,8 +105,25 @@ class PdfStream:
                 f"no text layer (scanned?) on {len(self._empty)} of {self.page_count} pages: {_ranges(self._empty)}"
             )
         if self._failed:
-            found.append("text could not be extracted on " + ", ".join(self._failed))
+            found.append(f"text extraction failed on {self._failures()}")
         return found
+
+    def no_text_error(self) -> DamagedDocument | EmptyDocument:
+        """Why a PDF none of whose pages gave text cannot be indexed (once pages() is exhausted):
+        extraction failed, or there is no text layer to extract."""
+        if not self.page_count:
+            return EmptyDocument("the PDF has no pages")
+        if len(self._failed) == self.page_count:
+            return DamagedDocument(
+                f"text extraction failed on every page, {self._failures()}: the PDF is damaged "
+                "or uses something pypdf cannot read (OCR would not be needed for a PDF with a text layer)"
+            )
+        if self._failed:
+            return EmptyDocument(
+                f"no text: extraction failed on {self._failures()}, and the other "
+                f"{self.page_count - len(self._failed)} pages have no text layer (scanned?): run OCR on it first"
+            )
+        return EmptyDocument(f"no text layer (scanned?) on any of its {self.page_count} pages: run OCR on it first")
 
 
 def read_pdf(path: Path, password: str | None = None) -> ReadResult:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.errors import IngestError, UnsupportedFormat
+from ingest.errors import DamagedDocument, EmptyDocument, IngestError, UnsupportedFormat
 from ingest.readers import read_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -345,3 +345,62 @@ def test_closed_skipped_elements_stay_hidden(tmp_path):
     result = _html(tmp_path, markup)
     assert result.pages[0].text == "One\n\nTwo" and result.warnings == []
     assert result.title == "One"  # the svg's <title> is not the page's
+
+
+# ---------------------------------------------------------------- PDF
+
+_FONT = b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
+READABLE = b"BT /F1 12 Tf 72 700 Td (Readable words on this page) Tj ET"
+BROKEN = b"BT /F1 12 Tf 72 700 Td (Readable words) Tj <4G> Tj ET"  # not hex: pypdf raises on the page
+IMAGE_ONLY = b"q 100 0 0 100 72 600 cm Q"  # draws nothing with text, as a scan's page
+
+
+def write_pdf(path: Path, contents: list[bytes]) -> Path:
+    """A PDF of one page per content stream, with a correct cross-reference table."""
+    kids = b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(len(contents)))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(contents))]
+    for i, content in enumerate(contents):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R %s >>" % (4 + 2 * i, _FONT)
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_pdf_whose_extraction_fails_on_every_page_says_so_not_ocr(tmp_path):
+    path = write_pdf(tmp_path / "broken-streams.pdf", [BROKEN] * 3)
+    with pytest.raises(DamagedDocument) as caught:
+        read_document(path)
+    reason = str(caught.value)
+    assert "text extraction failed on every page" in reason and "PdfStreamError" in reason and "pp. 1-3" in reason
+    assert "scanned" not in reason and "run OCR" not in reason
+
+
+def test_pdf_with_failed_and_image_only_pages_names_both(tmp_path):
+    path = write_pdf(tmp_path / "mixed.pdf", [BROKEN, IMAGE_ONLY, IMAGE_ONLY])
+    with pytest.raises(EmptyDocument) as caught:
+        read_document(path)
+    reason = str(caught.value)
+    assert "extraction failed on p. 1 (PdfStreamError" in reason
+    assert "the other 2 pages have no text layer (scanned?): run OCR" in reason
+
+
+def test_pdf_with_one_failing_page_keeps_the_others_and_warns(tmp_path):
+    result = read_document(write_pdf(tmp_path / "one-bad.pdf", [READABLE, BROKEN, READABLE, IMAGE_ONLY]))
+    assert [bool(p.text) for p in result.pages] == [True, False, True, False]
+    assert any(w.startswith("text extraction failed on p. 2 (PdfStreamError: ") for w in result.warnings)
+    assert "no text layer (scanned?) on 1 of 4 pages: p. 4" in result.warnings
+
+
+def test_pdf_without_a_text_layer_still_gets_the_ocr_hint(tmp_path):
+    with pytest.raises(EmptyDocument, match=r"no text layer \(scanned\?\) on any of its 2 pages: run OCR"):
+        read_document(write_pdf(tmp_path / "scan.pdf", [IMAGE_ONLY] * 2))
