@@ -6,24 +6,23 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..chunking import join_pages
 from ..errors import LibraryError
-from ..keywords import fts_match_expression, index_tokens
-from ..records import Block, Chunks, Page
+from ..keywords import index_tokens
+from ..records import Chunks, Page
+from .reads import PassageReads
 from .rows import (
     COUNTS,
     DOC_COLUMNS,
-    PASSAGE_SELECT,
     DocumentRow,
     FileRecord,
     IndexedDocument,
     PassageRow,
     document_row,
-    passage_row,
 )
 from .schema import connect, migrate
 
@@ -32,7 +31,7 @@ __all__ = ["DB_NAME", "DocumentRow", "FileRecord", "IndexedDocument", "Library",
 DB_NAME = "library.sqlite"
 
 
-class Library:
+class Library(PassageReads):
     """The SQLite side of a library. Thread-safe for one writer and many readers."""
 
     def __init__(self, folder: Path) -> None:
@@ -134,6 +133,15 @@ class Library:
                 "INSERT INTO documents (id, path, size, mtime, status, added_at) VALUES (?, ?, ?, ?, 'queued', ?) "
                 "ON CONFLICT(id) DO UPDATE SET status = CASE WHEN status = 'indexed' THEN status ELSE 'queued' END",
                 (doc_id, path, size, mtime, time.time()),
+            )
+
+    def forget_queued(self, doc_id: str) -> None:
+        """Drop a queued document that no path holds (its file turned out to hold other bytes)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "DELETE FROM documents WHERE id = ? AND status = 'queued' "
+                "AND NOT EXISTS (SELECT 1 FROM files WHERE doc_id = ?)",
+                (doc_id, doc_id),
             )
 
     def link_file(self, record: FileRecord) -> None:
@@ -262,133 +270,3 @@ class Library:
 
     def folders(self) -> list[tuple[int, str]]:
         return [(r[0], r[1]) for r in self.conn.execute("SELECT id, path FROM folders ORDER BY path")]
-
-    # -- passages ---------------------------------------------------------------
-    def passages(self, ids: Iterable[int]) -> dict[int, PassageRow]:
-        ids = list(ids)
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(PASSAGE_SELECT + f"WHERE p.id IN ({marks})", ids)
-        return {r[0]: passage_row(r) for r in rows}
-
-    def block_passages(self, block_id: int, ordinals: tuple[int, int] | None = None) -> list[PassageRow]:
-        """The passages of one block in reading order (those with ordinals in the given range, if
-        one is given): the neighbours that widen a cited passage."""
-        sql, params = PASSAGE_SELECT + "WHERE p.block_id = ?", [block_id]
-        if ordinals is not None:
-            sql += " AND p.ordinal BETWEEN ? AND ?"
-            params += list(ordinals)
-        rows = self.conn.execute(sql + " ORDER BY p.ordinal", params)
-        return [passage_row(r) for r in rows]
-
-    def page_passages(self, doc_ids: list[str], page: int) -> list[PassageRow]:
-        """Passages that touch a page of the given documents ("and on page 5?")."""
-        if not doc_ids:
-            return []
-        marks = ",".join("?" * len(doc_ids))
-        rows = self.conn.execute(
-            PASSAGE_SELECT + f"WHERE p.doc_id IN ({marks}) AND p.page <= ? AND p.page_end >= ? "
-            "ORDER BY p.doc_id, p.ordinal",
-            [*doc_ids, page, page],
-        )
-        return [passage_row(r) for r in rows]
-
-    def page_starts(self, doc_id: str) -> list[tuple[int, int]]:
-        """(page number, offset in the document text) in order."""
-        return [
-            (r[0], r[1])
-            for r in self.conn.execute("SELECT number, start FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
-        ]
-
-    def blocks(self, doc_id: str) -> list[tuple[int, Block]]:
-        """(block id, block) in reading order."""
-        rows = self.conn.execute(
-            "SELECT id, ordinal, start, end, page, page_end, tokens, text FROM blocks WHERE doc_id = ? ORDER BY ordinal",
-            (doc_id,),
-        )
-        return [(r[0], Block(*r[1:])) for r in rows]
-
-    def block_row(self, block_id: int) -> tuple[int, str]:
-        """(start offset, text) of a block."""
-        row = self.conn.execute("SELECT start, text FROM blocks WHERE id = ?", (block_id,)).fetchone()
-        return (row[0], row[1]) if row else (0, "")
-
-    def keyword_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
-        """(passage count, {token: passages containing it}) from the FTS5 index, for IDF weights."""
-        with self._lock:
-            if not self._vocab_ready:
-                # fts5vocab reads the index's own term statistics; a temp table costs nothing on disk.
-                self.conn.execute(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, passages_fts, row)"
-                )
-                self._vocab_ready = True
-        counts = {t: 0 for t in tokens}
-        if tokens:
-            marks = ",".join("?" * len(tokens))
-            for term, docs in self.conn.execute(
-                f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
-            ):
-                counts[term] = docs
-        version = self.version()
-        if self._passage_total is None or self._passage_total_at != version:
-            self._passage_total = self.passage_count()  # a scan of 100k rows: kept until the next write
-            self._passage_total_at = version
-        return self._passage_total, counts
-
-    def passage_count(self, embed_model: str | None = None) -> int:
-        if embed_model is None:
-            return self.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
-        return self.conn.execute(
-            "SELECT count(*) FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ?",
-            (embed_model,),
-        ).fetchone()[0]
-
-    def passage_ids(self, embed_model: str) -> list[int]:
-        rows = self.conn.execute(
-            "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ? "
-            "AND d.status = 'indexed' ORDER BY p.id",
-            (embed_model,),
-        )
-        return [r[0] for r in rows]
-
-    def embeddings(self, ids: list[int], batch: int = 5000) -> Iterator[tuple[list[int], list[bytes]]]:
-        for i in range(0, len(ids), batch):
-            chunk = ids[i : i + batch]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT id, embedding FROM passages WHERE id IN ({marks}) ORDER BY id", chunk
-            ).fetchall()
-            yield [r[0] for r in rows], [r[1] for r in rows]
-
-    def doc_embeddings(self, doc_ids: list[str], embed_model: str) -> tuple[list[int], list[bytes]]:
-        marks = ",".join("?" * len(doc_ids))
-        rows = self.conn.execute(
-            f"SELECT p.id, p.embedding FROM passages p JOIN documents d ON d.id = p.doc_id "
-            f"WHERE p.doc_id IN ({marks}) AND d.embed_model = ?",
-            [*doc_ids, embed_model],
-        ).fetchall()
-        return [r[0] for r in rows], [r[1] for r in rows]
-
-    def keyword_search(self, tokens: list[str], k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
-        """(passage id, bm25) best first. FTS5's bm25() is lower-is-better; it is negated here."""
-        if not tokens:
-            return []
-        expression = fts_match_expression(tokens)
-        if doc_ids:
-            marks = ",".join("?" * len(doc_ids))
-            sql = (
-                "SELECT f.rowid, bm25(passages_fts) AS score FROM passages_fts f JOIN passages p ON p.id = f.rowid "
-                f"WHERE passages_fts MATCH ? AND p.doc_id IN ({marks}) ORDER BY score LIMIT ?"
-            )
-            params = [expression, *doc_ids, k]
-        else:
-            sql = "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
-            params = [expression, k]
-        return [(r[0], -r[1]) for r in self.conn.execute(sql, params)]
-
-    def pages(self, doc_id: str) -> list[Page]:
-        return [
-            Page(r[0], r[1])
-            for r in self.conn.execute("SELECT number, text FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
-        ]

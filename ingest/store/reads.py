@@ -1,0 +1,145 @@
+"""The library's read side for search and answers: passages, blocks, pages, keywords, embeddings.
+
+A mixin of `Library` (ingest/store/library.py), which owns the connection and its lock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from ..keywords import fts_match_expression
+from ..records import Block, Page
+from .rows import PASSAGE_SELECT, PassageRow, passage_row
+
+
+class PassageReads:
+    """Needs `conn`, `_lock`, `version()` and the `_vocab_ready`/`_passage_total*` fields of Library."""
+
+    # -- passages ---------------------------------------------------------------
+    def passages(self, ids: Iterable[int]) -> dict[int, PassageRow]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(PASSAGE_SELECT + f"WHERE p.id IN ({marks})", ids)
+        return {r[0]: passage_row(r) for r in rows}
+
+    def block_passages(self, block_id: int, ordinals: tuple[int, int] | None = None) -> list[PassageRow]:
+        """The passages of one block in reading order (those with ordinals in the given range, if
+        one is given): the neighbours that widen a cited passage."""
+        sql, params = PASSAGE_SELECT + "WHERE p.block_id = ?", [block_id]
+        if ordinals is not None:
+            sql += " AND p.ordinal BETWEEN ? AND ?"
+            params += list(ordinals)
+        rows = self.conn.execute(sql + " ORDER BY p.ordinal", params)
+        return [passage_row(r) for r in rows]
+
+    def page_passages(self, doc_ids: list[str], page: int) -> list[PassageRow]:
+        """Passages that touch a page of the given documents ("and on page 5?")."""
+        if not doc_ids:
+            return []
+        marks = ",".join("?" * len(doc_ids))
+        rows = self.conn.execute(
+            PASSAGE_SELECT + f"WHERE p.doc_id IN ({marks}) AND p.page <= ? AND p.page_end >= ? "
+            "ORDER BY p.doc_id, p.ordinal",
+            [*doc_ids, page, page],
+        )
+        return [passage_row(r) for r in rows]
+
+    def page_starts(self, doc_id: str) -> list[tuple[int, int]]:
+        """(page number, offset in the document text) in order."""
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute("SELECT number, start FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
+        ]
+
+    def blocks(self, doc_id: str) -> list[tuple[int, Block]]:
+        """(block id, block) in reading order."""
+        rows = self.conn.execute(
+            "SELECT id, ordinal, start, end, page, page_end, tokens, text FROM blocks WHERE doc_id = ? ORDER BY ordinal",
+            (doc_id,),
+        )
+        return [(r[0], Block(*r[1:])) for r in rows]
+
+    def block_row(self, block_id: int) -> tuple[int, str]:
+        """(start offset, text) of a block."""
+        row = self.conn.execute("SELECT start, text FROM blocks WHERE id = ?", (block_id,)).fetchone()
+        return (row[0], row[1]) if row else (0, "")
+
+    def keyword_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
+        """(passage count, {token: passages containing it}) from the FTS5 index, for IDF weights."""
+        with self._lock:
+            if not self._vocab_ready:
+                # fts5vocab reads the index's own term statistics; a temp table costs nothing on disk.
+                self.conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, passages_fts, row)"
+                )
+                self._vocab_ready = True
+        counts = {t: 0 for t in tokens}
+        if tokens:
+            marks = ",".join("?" * len(tokens))
+            for term, docs in self.conn.execute(
+                f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
+            ):
+                counts[term] = docs
+        version = self.version()
+        if self._passage_total is None or self._passage_total_at != version:
+            self._passage_total = self.passage_count()  # a scan of 100k rows: kept until the next write
+            self._passage_total_at = version
+        return self._passage_total, counts
+
+    def passage_count(self, embed_model: str | None = None) -> int:
+        if embed_model is None:
+            return self.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+        return self.conn.execute(
+            "SELECT count(*) FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ?",
+            (embed_model,),
+        ).fetchone()[0]
+
+    def passage_ids(self, embed_model: str) -> list[int]:
+        rows = self.conn.execute(
+            "SELECT p.id FROM passages p JOIN documents d ON d.id = p.doc_id WHERE d.embed_model = ? "
+            "AND d.status = 'indexed' ORDER BY p.id",
+            (embed_model,),
+        )
+        return [r[0] for r in rows]
+
+    def embeddings(self, ids: list[int], batch: int = 5000) -> Iterator[tuple[list[int], list[bytes]]]:
+        for i in range(0, len(ids), batch):
+            chunk = ids[i : i + batch]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT id, embedding FROM passages WHERE id IN ({marks}) ORDER BY id", chunk
+            ).fetchall()
+            yield [r[0] for r in rows], [r[1] for r in rows]
+
+    def doc_embeddings(self, doc_ids: list[str], embed_model: str) -> tuple[list[int], list[bytes]]:
+        marks = ",".join("?" * len(doc_ids))
+        rows = self.conn.execute(
+            f"SELECT p.id, p.embedding FROM passages p JOIN documents d ON d.id = p.doc_id "
+            f"WHERE p.doc_id IN ({marks}) AND d.embed_model = ?",
+            [*doc_ids, embed_model],
+        ).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    def keyword_search(self, tokens: list[str], k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
+        """(passage id, bm25) best first. FTS5's bm25() is lower-is-better; it is negated here."""
+        if not tokens:
+            return []
+        expression = fts_match_expression(tokens)
+        if doc_ids:
+            marks = ",".join("?" * len(doc_ids))
+            sql = (
+                "SELECT f.rowid, bm25(passages_fts) AS score FROM passages_fts f JOIN passages p ON p.id = f.rowid "
+                f"WHERE passages_fts MATCH ? AND p.doc_id IN ({marks}) ORDER BY score LIMIT ?"
+            )
+            params = [expression, *doc_ids, k]
+        else:
+            sql = "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
+            params = [expression, k]
+        return [(r[0], -r[1]) for r in self.conn.execute(sql, params)]
+
+    def pages(self, doc_id: str) -> list[Page]:
+        return [
+            Page(r[0], r[1])
+            for r in self.conn.execute("SELECT number, text FROM pages WHERE doc_id = ? ORDER BY number", (doc_id,))
+        ]
