@@ -7,21 +7,21 @@ it is still being read. Each document is still written in one transaction at its
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .chunking import Chunker
+from .discover import expand_paths, mass_removal, present
 from .embedding import Embedder
+from .filehash import file_digest
 from .language import guess_language
 from .reader_process import Finished, Pages, ReaderProcess, read_stream
 from .records import Passage, ReadResult
-from .sniff import is_supported_name
 from .store.library import FileRecord, IndexedDocument, Library
 from .store.vectors import VectorIndex
 
@@ -70,46 +70,6 @@ class AddReport:
 @dataclass
 class _Job:
     file: FileRecord
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def expand_paths(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path | None]], list[dict]]:
-    """Files to consider, each with the folder it came from; plus missing paths."""
-    found: list[tuple[Path, Path | None]] = []
-    missing: list[dict] = []
-    for raw in paths:
-        path = Path(raw).expanduser().absolute()
-        if path.is_dir():
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    candidate = Path(root) / name
-                    if is_supported_name(candidate) and candidate.is_file():
-                        found.append((candidate, path))
-        elif path.is_file():
-            found.append((path, None))
-        else:
-            missing.append({"path": str(path), "reason": "no such file or folder"})
-    return found, missing
-
-
-HOLD_SHARE = 0.5  # more than this share of a folder's files gone in one sync: ask first
-HOLD_MIN_FILES = 3  # ...once at least this many are gone
-
-
-def _mass_removal(root: Path, gone: int, files: int) -> bool:
-    """All of a folder's files gone and nothing left in it (what an unmounted drive looks like),
-    or most of them gone at once."""
-    if gone >= HOLD_MIN_FILES and gone > HOLD_SHARE * files:
-        return True
-    return gone == files and next((p for p in root.rglob("*") if p.is_file()), None) is None
 
 
 class Ingestor:
@@ -163,21 +123,27 @@ class Ingestor:
         roots = []
         for folder_id, folder in self.library.folders():
             root = Path(folder)
-            if not root.is_dir():
+            if not os.path.isdir(root):  # os.path: a folder it may no longer open is not there either
                 report.failed.append(
                     {"path": folder, "reason": "folder not found (unmounted?); its documents are kept"}
                 )
                 continue
             roots.append(root)
             records = self.library.files_under(folder_id)
-            gone = [r for r in records if not Path(r.path).exists()]
-            if gone and not confirm_removals and _mass_removal(root, len(gone), len(records)):
+            states = {r.path: present(r.path) for r in records}
+            gone = [r for r in records if states[r.path] is False]
+            for record in (r for r in records if states[r.path] is None):
+                report.failed.append(
+                    {"path": record.path, "reason": "cannot tell whether it is still there; its document is kept"}
+                )
+            if gone and not confirm_removals and mass_removal(root, len(gone), len(records)):
                 report.held.append({"path": folder, "gone": len(gone), "files": len(records)})
                 continue
             for record in gone:
                 doc = self.library.document(record.doc_id)
                 self.library.remove_file(record.path)
                 report.removed.append({"doc_id": record.doc_id, "path": record.path, "title": doc.title if doc else ""})
+        report.removed += self._forget_vanished_queued()
         if roots:
             sub = self.add(roots)
             report.added, report.skipped = sub.added, sub.skipped
@@ -186,6 +152,20 @@ class Ingestor:
             self.refresh_vectors()
         report.timings = dict(self.timings)
         return report
+
+    def _forget_vanished_queued(self) -> list[dict]:
+        """Documents left queued by a stopped `add` whose file is gone since: nothing can finish them."""
+        vanished = [
+            d
+            for d in self.library.documents(with_counts=False)
+            if d.status == "queued" and self.library.file(d.path) is None and present(d.path) is False
+        ]
+        for doc in vanished:
+            self.library.remove(doc.id)
+        return [
+            {"doc_id": d.id, "path": d.path, "title": d.title, "reason": "queued, and its file is gone"}
+            for d in vanished
+        ]
 
     def reembed_stale(self) -> int:
         """Re-chunk and re-embed documents made with another embedding model; returns how many."""
@@ -330,6 +310,10 @@ class Ingestor:
 
     def _store(self, job: _Job, finished: Finished, builder, report: AddReport, done: int, total: int) -> None:
         path = job.file.path
+        if finished.digest and finished.digest != job.file.doc_id:
+            # The file was rewritten after it was hashed: what was read is stored under its own hash.
+            self.library.forget_queued(job.file.doc_id)
+            job.file = replace(job.file, doc_id=finished.digest, size=finished.size, mtime=finished.mtime)
         if finished.error:
             self.library.store_failed(job.file, finished.error)
             report.failed.append({"doc_id": job.file.doc_id, "path": path, "reason": finished.error})

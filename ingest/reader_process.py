@@ -7,6 +7,7 @@ on the previous ones. Jobs are read strictly in the order they are submitted.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import multiprocessing
 import os
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import IngestError
+from .filehash import file_digest
 from .records import Page
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,10 @@ class Finished:
     error: str = ""
     seconds: float = 0.0
     log_lines: list[str] = field(default_factory=list)
+    # What was read: the SHA-256, size and mtime of the bytes the text came from.
+    digest: str = ""
+    size: int = 0
+    mtime: float = 0.0
 
 
 class _Collect(logging.Handler):
@@ -54,8 +60,42 @@ class _Collect(logging.Handler):
         self.lines.append(f"{record.name}: {record.getMessage()}")
 
 
+STABLE_READ_TRIES = 3  # a file still changing after this many reads is left for the next add
+
+
 def read_stream(job: int, path: str, password: str | None, emit) -> None:
-    """Read one document, calling emit(Pages) as pages come and emit(Finished) at the end."""
+    """Read one document, calling emit(Pages) as pages come and emit(Finished) at the end.
+
+    The file's bytes are read once, hashed, and parsed from memory: Finished.digest is the hash
+    of exactly the bytes the text came from, so a file rewritten during `add` never has another
+    version's text under its id."""
+    try:
+        data, mtime = _stable_bytes(path)
+    except OSError as exc:
+        emit(Finished(job, error=f"cannot read the file: {exc.strerror or exc}"))
+        return
+    if data is None:
+        emit(Finished(job, error="the file kept changing while it was read: add it again once it is written"))
+        return
+    finished = _read_once(job, path, password, data, emit)
+    finished.digest = hashlib.sha256(data).hexdigest()
+    finished.size, finished.mtime = len(data), mtime
+    emit(finished)
+
+
+def _stable_bytes(path: str) -> tuple[bytes | None, float]:
+    """The file's bytes, once they were read twice alike (a read during an in-place rewrite can
+    catch half of each version); None if they never were."""
+    for _ in range(STABLE_READ_TRIES):
+        with open(path, "rb") as handle:
+            data = handle.read()
+            mtime = os.fstat(handle.fileno()).st_mtime
+        if file_digest(path) == hashlib.sha256(data).hexdigest():
+            return data, mtime
+    return None, 0.0
+
+
+def _read_once(job: int, path: str, password: str | None, data: bytes, emit) -> Finished:
     from .readers import finish_result, open_document
 
     collect = _Collect()
@@ -63,7 +103,7 @@ def read_stream(job: int, path: str, password: str | None, emit) -> None:
     root.addHandler(collect)
     started = time.perf_counter()
     try:
-        stream = open_document(Path(path), password)
+        stream = open_document(Path(path), password, data)
         pages: list[Page] = []
         batch: list[Page] = []
         for page in stream.pages():
@@ -75,28 +115,24 @@ def read_stream(job: int, path: str, password: str | None, emit) -> None:
         if batch:
             emit(Pages(job, batch))
         result = finish_result(stream, pages, Path(path))
-        emit(
-            Finished(
-                job,
-                result.format,
-                result.title,
-                result.synthetic_pages,
-                result.warnings,
-                seconds=time.perf_counter() - started,
-                log_lines=collect.lines,
-            )
+        return Finished(
+            job,
+            result.format,
+            result.title,
+            result.synthetic_pages,
+            result.warnings,
+            seconds=time.perf_counter() - started,
+            log_lines=collect.lines,
         )
     except IngestError as exc:
-        emit(Finished(job, error=str(exc), seconds=time.perf_counter() - started, log_lines=collect.lines))
+        return Finished(job, error=str(exc), seconds=time.perf_counter() - started, log_lines=collect.lines)
     except Exception as exc:  # a reader bug must cost one file, never the batch
         log.exception("reader crashed on %s", path)
-        emit(
-            Finished(
-                job,
-                error=f"could not be read: {type(exc).__name__}: {exc}",
-                seconds=time.perf_counter() - started,
-                log_lines=collect.lines,
-            )
+        return Finished(
+            job,
+            error=f"could not be read: {type(exc).__name__}: {exc}",
+            seconds=time.perf_counter() - started,
+            log_lines=collect.lines,
         )
     finally:
         root.removeHandler(collect)

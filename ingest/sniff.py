@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import zipfile
 from pathlib import Path
 
@@ -18,13 +19,14 @@ def _looks_like_html(head: bytes) -> bool:
     return start.startswith(_HTML_MARKERS) and (b"<html" in head.lower() or b"<body" in head.lower())
 
 
-def content_format(path: Path, head: bytes) -> str:
+def content_format(data: bytes) -> str:
     """The format the bytes say: pdf, docx, html, text, or a description of what it is."""
+    head = data[:8192]
     if b"%PDF-" in head[:1024]:  # the spec allows junk before the header
         return "pdf"
     if head.startswith(b"PK\x03\x04"):
         try:
-            with zipfile.ZipFile(path) as archive:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 names = set(archive.namelist())
         except zipfile.BadZipFile as exc:
             raise DamagedDocument(f"damaged ZIP container: {exc}") from exc
@@ -44,14 +46,13 @@ def is_supported_name(path: Path) -> bool:
     return path.suffix.lower() in CLAIMED and not path.name.startswith((".", "~$"))
 
 
-def detect_format(path: Path) -> str:
-    """Return the reader to use for `path`, or raise with a reason a user understands."""
-    with path.open("rb") as handle:
-        head = handle.read(8192)
-    if not head:
+def detect_format(path: Path, data: bytes) -> str:
+    """Return the reader to use for the file `path` whose bytes are `data`, or raise with a
+    reason a user understands."""
+    if not data:
         raise EmptyDocument("empty file (0 bytes)")
     suffix = path.suffix.lower()
-    found = content_format(path, head)
+    found = content_format(data)
     if found == "zip":
         raise UnsupportedFormat("a ZIP archive but not a Word document (no word/document.xml inside)")
     claimed = CLAIMED.get(suffix)

@@ -46,15 +46,18 @@ class _Whole:
         yield from self._result.pages
 
 
-def open_document(path: Path, password: str | None = None) -> DocumentStream:
-    fmt = detect_format(path)
+def open_document(path: Path, password: str | None = None, data: bytes | None = None) -> DocumentStream:
+    """Read `data`, the bytes of the file `path` (read from it when not given): the caller that
+    hashed those bytes knows the text comes from exactly them."""
+    data = path.read_bytes() if data is None else data
+    fmt = detect_format(path, data)
     if fmt == "pdf":
-        return PdfStream(path, password)
+        return PdfStream(path, password, data)
     if fmt == "docx":
-        return _Whole(read_docx(path))
+        return _Whole(read_docx(path, data))
     if fmt == "html":
-        return _Whole(read_html(path))
-    return _Whole(read_text(path))
+        return _Whole(read_html(path, data))
+    return _Whole(read_text(path, data))
 
 
 def finish_result(stream: DocumentStream, pages: list[Page], path: Path) -> ReadResult:

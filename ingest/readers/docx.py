@@ -19,9 +19,9 @@ _TITLE_SEARCH = 50  # paragraphs looked at for a heading to use as the title
 _TITLE_CHARS = (3, 120)
 
 
-def read_docx(path: Path) -> ReadResult:
+def read_docx(path: Path, data: bytes | None = None) -> ReadResult:
     try:
-        package = checked_copy(path)
+        package = checked_copy(path.read_bytes() if data is None else data)
         import docx
 
         document = docx.Document(package)

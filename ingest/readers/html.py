@@ -231,7 +231,7 @@ def html_to_text(markup: str) -> tuple[str, str, list[str]]:
     return text, " ".join(parser.title.split()), list(dict.fromkeys(warnings))
 
 
-def read_html(path: Path) -> ReadResult:
-    decoded = decode(path.read_bytes())
+def read_html(path: Path, data: bytes | None = None) -> ReadResult:
+    decoded = decode(path.read_bytes() if data is None else data)
     text, title, warnings = html_to_text(decoded.text)
     return text_to_result(text, "html", title, decoded.warnings + warnings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,12 +60,13 @@ class PdfStream:
     format = "pdf"
     synthetic_pages = False
 
-    def __init__(self, path: Path, password: str | None = None) -> None:
+    def __init__(self, path: Path, password: str | None = None, data: bytes | None = None) -> None:
         _quiet_pypdf()
         from pypdf import PdfReader
 
+        data = path.read_bytes() if data is None else data
         try:
-            self._reader = PdfReader(str(path), strict=False)
+            self._reader = PdfReader(io.BytesIO(data), strict=False)
             _unlock(self._reader, password)
             self._pages = self._reader.pages
             self.page_count = len(self._pages)
@@ -73,7 +75,7 @@ class PdfStream:
         except Exception as exc:  # pypdf raises many types for broken files; all mean "cannot be read"
             if type(exc).__name__ == "FileNotDecryptedError":
                 raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
-            raise DamagedDocument(_damage_reason(path, exc)) from exc
+            raise DamagedDocument(_damage_reason(data, exc)) from exc
         self.title = _title(self._reader)
         self._empty: list[int] = []  # pages whose extraction gave (almost) no text
         self._failed: dict[int, str] = {}  # pages whose extraction raised: the error
@@ -132,10 +134,8 @@ def read_pdf(path: Path, password: str | None = None) -> ReadResult:
     return ReadResult("pdf", pages, title=stream.title, warnings=stream.warnings)
 
 
-def _damage_reason(path: Path, exc: Exception) -> str:
-    with path.open("rb") as handle:
-        handle.seek(max(0, path.stat().st_size - 2048))
-        tail = handle.read()
+def _damage_reason(data: bytes, exc: Exception) -> str:
+    tail = data[-2048:]
     reason = f"damaged PDF, pypdf cannot read it ({type(exc).__name__}: {exc})"
     if b"%%EOF" not in tail:
         reason += "; the file is cut off (no %%EOF at its end): was a download or copy interrupted?"

@@ -151,8 +151,8 @@ def text_to_result(text: str, fmt: str, title: str = "", warnings: list[str] | N
     return ReadResult(fmt, paginate(text), title=title, synthetic_pages=True, warnings=warnings or [])
 
 
-def read_text(path: Path) -> ReadResult:
-    decoded = decode(path.read_bytes())
+def read_text(path: Path, data: bytes | None = None) -> ReadResult:
+    decoded = decode(path.read_bytes() if data is None else data)
     fmt = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
     title = _markdown_title(decoded.text) if fmt == "markdown" else ""
     return text_to_result(decoded.text, fmt, title, decoded.warnings)

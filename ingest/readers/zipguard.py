@@ -16,7 +16,6 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import DamagedDocument, OversizedDocument
@@ -179,11 +178,12 @@ def read_member(raw: BinaryIO, info: zipfile.ZipInfo, limits: ZipLimits = DOCX_L
     meter.verify()
 
 
-def checked_copy(path: Path, limits: ZipLimits = DOCX_LIMITS) -> io.BytesIO:
-    """An uncompressed copy of the package whose text parts passed `limits` as they were
+def checked_copy(data: bytes, limits: ZipLimits = DOCX_LIMITS) -> io.BytesIO:
+    """An uncompressed copy of the package `data` whose text parts passed `limits` as they were
     decompressed, and whose other parts are left empty."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(path) as archive, path.open("rb") as raw:
+    raw = io.BytesIO(data)  # a position of its own: the directory reader moves the other one
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = checked_members(archive, limits)
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as copy:
             for info in members:

@@ -153,11 +153,11 @@ def test_content_beats_extension(tmp_path):
     (tmp_path / "notes").write_text("no extension but plain text", encoding="utf-8")
     (tmp_path / "pdf-with-wrong-name.txt").write_bytes(b"%PDF-1.4\n")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
-    assert detect_format(tmp_path / "notes") == "text"
+    assert detect_format(tmp_path / "notes", (tmp_path / "notes").read_bytes()) == "text"
     with pytest.raises(UnsupportedFormat, match="named .txt but the content is a PDF"):
-        detect_format(tmp_path / "pdf-with-wrong-name.txt")
+        detect_format(tmp_path / "pdf-with-wrong-name.txt", (tmp_path / "pdf-with-wrong-name.txt").read_bytes())
     with pytest.raises(UnsupportedFormat, match="unsupported file type .png"):
-        detect_format(tmp_path / "image.png")
+        detect_format(tmp_path / "image.png", (tmp_path / "image.png").read_bytes())
 
 
 def test_markdown_gets_synthetic_pages_and_its_heading_as_title(tmp_path):
