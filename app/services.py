@@ -157,10 +157,19 @@ class DocDesk:
             self._backend = self._create_backend(self.settings.llm)
         return self._backend
 
+    def doing(self, activity: str, **details):
+        """A block in which the model does `activity` (app/crash.py's names): if DocDesk dies in
+        it, the next start says so, with the model and the question."""
+        from .crash import guard
+
+        llm = self.settings.llm
+        return guard.doing(activity, backend=llm.backend, model=str(llm.model or "the bundled model"), **details)
+
     def warm_up(self) -> str:
         """Load the model and the embedder now; returns the doctor's GPU warning ("" if none)."""
         backend = self.backend()
-        backend.warm_up()
+        with self.doing("loading"):
+            backend.warm_up()
         self.retriever.warm_up()
         if backend.name != "llama_cpp":
             return ""
@@ -171,7 +180,8 @@ class DocDesk:
     def reload_backend(self) -> None:
         """Close the model and load the one the settings name now."""
         self.close_backend()
-        self.backend().warm_up()
+        with self.doing("loading"):
+            self.backend().warm_up()
 
     def try_model(self, llm) -> tuple[str, GenerationStats, str]:
         """One short reply from the model `llm` describes (not the configured one): its text, the

@@ -35,13 +35,14 @@ class ChatSession:
         on_text: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Answer:
-        prepared = self.answerer.prepare(question, doc_ids, self.history(), cancel)
-        answer = self.answerer.generate(prepared, on_text, cancel)
+        history = self.history()
         if self.chat is None:
             self.chat = self.store.create(question[:60])
-        self.store.add_exchange(
-            self.chat.id,
-            ChatMessage("user", question, question=prepared.standalone),
-            ChatMessage("assistant", answer.text, sources=answer.cited_sources()),
-        )
+        # The question is kept before anything can fail: a crash in the model loses only the answer.
+        asked = self.store.add_message(self.chat.id, ChatMessage("user", question))
+        prepared = self.answerer.prepare(question, doc_ids, history, cancel)
+        if prepared.standalone:
+            self.store.set_question(asked, prepared.standalone)
+        answer = self.answerer.generate(prepared, on_text, cancel)
+        self.store.add_message(self.chat.id, ChatMessage("assistant", answer.text, sources=answer.cited_sources()))
         return answer

@@ -37,12 +37,17 @@ def run(settings, started: float | None = None) -> int:
         app.setWindowIcon(QIcon(str(icon)))
     install_translator(app, settings.ui_language)
 
+    from ..crash import guard
     from ..services import DocDesk
+    from ..settings import log_dir
     from .main_window import MainWindow
 
-    window = MainWindow(DocDesk(settings))
+    notice = guard.start(log_dir()) if guard.folder is None else guard.notice  # main() may have started it
+    window = MainWindow(DocDesk(settings), crash_notice=notice)
     window.show()
     app.processEvents()
     if os.environ.get("DOCDESK_REPORT_STARTUP"):  # read by tests/bench/bench_gui.py
         print(f"window-shown {time.perf_counter() - started:.3f}", flush=True)
-    return app.exec()
+    code = app.exec()
+    guard.stop()
+    return code

@@ -90,7 +90,9 @@ class ChatController(QObject):
 
         def work(ctx):
             session = self.desk.chat_session(chat_id)
-            answer = session.ask(question, doc_ids or None, buffer.append, ctx.cancel)
+            title = session.chat.title if session.chat else question[:60]
+            with self.desk.doing("answering", question=question, chat_title=title):
+                answer = session.ask(question, doc_ids or None, buffer.append, ctx.cancel)
             return session.chat.id, answer
 
         op = Op(self.workers, "engine", "ask", work)

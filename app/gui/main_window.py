@@ -8,8 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QSplitter, QToolBar
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar
 
+from ..crash import CrashNotice
 from ..services import DocDesk
 from ..settings import config_path
 from .chat_controller import ChatController
@@ -31,7 +32,7 @@ class MainWindow(QMainWindow):
     answer_finished = Signal(object)
     summary_finished = Signal(object)
 
-    def __init__(self, desk: DocDesk, warm_up: bool = True) -> None:
+    def __init__(self, desk: DocDesk, warm_up: bool = True, crash_notice: CrashNotice | None = None) -> None:
         super().__init__()
         self.desk = desk
         self.workers = Workers()
@@ -49,6 +50,8 @@ class MainWindow(QMainWindow):
         self.library.refresh()
         self.chat.refresh_chats()
         self.library.watch()
+        if crash_notice is not None:
+            self._show_crash_notice(crash_notice)
         if warm_up:  # after the window is up: models load in the background
             self.engine.set_state("loading")
             QTimer.singleShot(0, self.engine.warm_up)
@@ -69,7 +72,9 @@ class MainWindow(QMainWindow):
         self.engine_label = QLabel()
         self.library_label = QLabel()
         self.gpu_warning_label = QLabel(visible=False)  # a GPU the llama.cpp build cannot use
+        self.crash_label = QLabel(visible=False)  # the last session died: what happened
         self.statusBar().addWidget(self.gpu_warning_label)
+        self.statusBar().addWidget(self.crash_label)
         self.statusBar().addWidget(self.engine_label, 1)
         self.statusBar().addPermanentWidget(self.library_label)
 
@@ -122,6 +127,17 @@ class MainWindow(QMainWindow):
         s.setValue("splitter", self.splitter.sizes())
         s.setValue("chat_splitter", self.chat_pane.splitter.sizes())
         s.sync()
+
+    def _show_crash_notice(self, notice: CrashNotice) -> None:
+        """The last session died (app/crash.py): say what happened at once, and keep a link to it."""
+        box = QMessageBox(QMessageBox.Warning, self.tr("DocDesk stopped unexpectedly"), notice.text, parent=self)
+        box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.crash_box = box
+        self.crash_label.setText('<a href="crash">' + self.tr("⚠ DocDesk stopped unexpectedly last time") + "</a>")
+        self.crash_label.setToolTip(notice.text)
+        self.crash_label.linkActivated.connect(lambda _link: box.open())
+        self.crash_label.setVisible(True)
+        QTimer.singleShot(0, box.open)  # after the window is shown; never blocks it
 
     # -- what the toolbar, drops and callers ask for ------------------------------------------
     @property

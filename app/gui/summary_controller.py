@@ -54,7 +54,8 @@ class SummaryController(QObject):
         self.panel.start(doc.id, doc.title or Path(doc.path).name)
 
         def work(ctx):
-            return self.desk.summarizer().summarize(doc.id, on_progress=ctx.progress, cancel=ctx.cancel)
+            with self.desk.doing("summarizing", document=doc.title or doc.path):
+                return self.desk.summarizer().summarize(doc.id, on_progress=ctx.progress, cancel=ctx.cancel)
 
         op = Op(self.workers, "engine", "summarize", work).progress(self.panel.show_progress, every_s=0.1)
         self.op = op.success(self._done).cancelled(self._cancelled).failure(self._failed).busy(self._busy).run()

@@ -91,20 +91,26 @@ class ChatStore:
             for r in rows
         ]
 
-    def add_exchange(self, chat_id: str, question: ChatMessage, answer: ChatMessage) -> None:
-        """A question and its answer are stored together: a chat never ends on an unanswered turn."""
+    def add_message(self, chat_id: str, message: ChatMessage) -> int:
+        """Store one message now. A question is stored before its answer is generated, so a crash
+        in the model loses the answer only; the chat then ends on an unanswered question."""
         now = time.time()
         with self.library.transaction() as conn:
-            for message in (question, answer):
-                conn.execute(
-                    "INSERT INTO messages (chat_id, role, content, question, sources, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        chat_id,
-                        message.role,
-                        message.content,
-                        message.question,
-                        json.dumps([s.to_json() for s in message.sources], ensure_ascii=False),
-                        now,
-                    ),
-                )
+            cursor = conn.execute(
+                "INSERT INTO messages (chat_id, role, content, question, sources, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    message.role,
+                    message.content,
+                    message.question,
+                    json.dumps([s.to_json() for s in message.sources], ensure_ascii=False),
+                    now,
+                ),
+            )
             conn.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
+            return cursor.lastrowid
+
+    def set_question(self, message_id: int, standalone: str) -> None:
+        """The stand-alone form of a stored question, once the follow-up was rewritten."""
+        with self.library.transaction() as conn:
+            conn.execute("UPDATE messages SET question = ? WHERE id = ?", (standalone, message_id))

@@ -266,7 +266,8 @@ def test_the_window_reads_the_library_and_walks_folders_only_on_workers(qtbot, t
     desk = DocDesk(Settings(library=tmp_path / "library"))
     desk.add([SAMPLES / "docdesk-guide.pdf", folder])  # before the window: this test's own thread
     chat = desk.chats.create("cats")
-    desk.chats.add_exchange(chat.id, ChatMessage("user", "Where?"), ChatMessage("assistant", "By the fire."))
+    desk.chats.add_message(chat.id, ChatMessage("user", "Where?"))
+    desk.chats.add_message(chat.id, ChatMessage("assistant", "By the fire."))
     on_gui: list[str] = []
     gui = threading.main_thread()
 

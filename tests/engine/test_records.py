@@ -38,11 +38,8 @@ def test_a_chat_keeps_its_sources_as_records(tmp_path):
     store = ChatStore(library)
     chat = store.create("cats")
     sources = [_source(cited=True), _source(n=3, page=9, page_end=9)]
-    store.add_exchange(
-        chat.id,
-        ChatMessage("user", "Where do cats sleep?"),
-        ChatMessage("assistant", "By the fire [2].", sources=sources),
-    )
+    store.add_message(chat.id, ChatMessage("user", "Where do cats sleep?"))
+    store.add_message(chat.id, ChatMessage("assistant", "By the fire [2].", sources=sources))
     library.close()
     reopened = Library(tmp_path)
     assert ChatStore(reopened).messages(chat.id)[1].sources == sources
