@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -124,3 +125,19 @@ def _digest(path):
     from ingest.pipeline import file_digest
 
     return file_digest(path)
+
+
+def test_documents_a_kill_left_queued_whose_files_are_gone_are_removed_by_sync(tmp_path, corpus):
+    source = tmp_path / "docs"
+    subprocess.run(["cp", "-r", str(corpus / "pdf-samples"), str(source)], check=True)
+    folder = tmp_path / "library"
+    _kill_when(_add(folder, [source]), folder / "library.sqlite", 1)
+    queued = [d for d in _check_consistent(folder) if d.status == "queued"]
+    assert queued, "the kill left documents queued"
+    for doc in queued:
+        os.unlink(doc.path)  # ...and their files were deleted before the next run
+    env = dict(os.environ, DOCDESK_HOME=str(folder))
+    sync = subprocess.run([sys.executable, "-m", "app", "sync", "--json"], env=env, capture_output=True, timeout=600)
+    removed = {r["path"] for r in json.loads(sync.stdout)["removed"]}
+    assert {d.path for d in queued} <= removed
+    assert not any(d.status == "queued" for d in _check_consistent(folder)), "none stays queued forever"
