@@ -16,12 +16,15 @@ from ingest.records import Page
 from ingest.store.library import DocumentRow, Library
 from ingest.store.vectors import VectorIndex
 
+from .crash import CrashGuard
 from .settings import Settings
 
 
 class DocDesk:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, crash_guard: CrashGuard | None = None) -> None:
         self.settings = settings
+        # The process's crash guard (started by the CLI or the window); an unstarted one records nothing.
+        self.crash_guard = crash_guard or CrashGuard()
         self._backend = None
         self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
 
@@ -160,10 +163,8 @@ class DocDesk:
     def doing(self, activity: str, **details):
         """A block in which the model does `activity` (app/crash.py's names): if DocDesk dies in
         it, the next start says so, with the model and the question."""
-        from .crash import guard
-
         llm = self.settings.llm
-        return guard.doing(activity, backend=llm.backend, model=str(llm.model or "the bundled model"), **details)
+        return self.crash_guard.doing(activity, backend=llm.backend, model=str(llm.model or "the bundled model"), **details)
 
     def warm_up(self) -> str:
         """Load the model and the embedder now; returns the doctor's GPU warning ("" if none)."""
