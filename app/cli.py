@@ -8,11 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from engine.errors import EngineError
 from ingest.errors import IngestError
 
+from .cli_errors import OK, SOME_FAILED, explain
 from .cli_parser import build_parser
-from .settings import SettingsError, load_settings
+from .settings import load_settings
 
 
 def _emit(args, payload: dict, human: str) -> None:
@@ -20,6 +20,18 @@ def _emit(args, payload: dict, human: str) -> None:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     elif human:
         sys.stdout.write(human + ("\n" if not human.endswith("\n") else ""))
+
+
+def _add_lines(report) -> list[str]:
+    lines = []
+    for entry in report.added:
+        lines.append(
+            f"added   {entry['title'] or entry['path']} ({entry['pages']} pages, {entry['passages']} passages)"
+        )
+        lines += [f"        note: {w}" for w in entry.get("warnings", [])]
+    lines += [f"skipped {s['path']} ({s['reason']})" for s in report.skipped]
+    lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
+    return lines
 
 
 def _cmd_add(desk, args) -> int:
@@ -30,16 +42,38 @@ def _cmd_add(desk, args) -> int:
         report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
     finally:
         bar.finish()
-    lines = []
-    for entry in report.added:
-        lines.append(
-            f"added   {entry['title'] or entry['path']} ({entry['pages']} pages, {entry['passages']} passages)"
+    _emit(args, report.as_dict(), "\n".join(_add_lines(report)) or "nothing to add")
+    return SOME_FAILED if report.failed else OK
+
+
+def _cmd_repair(desk, args) -> int:
+    from .progress import ProgressBar
+    from .repair import repair
+
+    bar = ProgressBar()
+    try:
+        result = repair(desk, on_progress=bar)
+    finally:
+        bar.finish()
+    if result is None:
+        _emit(
+            args,
+            {"damage": None},
+            f"the library at {desk.settings.library} passed SQLite's integrity check: nothing to repair",
         )
-        lines += [f"        note: {w}" for w in entry.get("warnings", [])]
-    lines += [f"skipped {s['path']} ({s['reason']})" for s in report.skipped]
-    lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
-    _emit(args, report.as_dict(), "\n".join(lines) or "nothing to add")
-    return 1 if report.failed else 0
+        return OK
+    salvage = result.salvage
+    names = {"chats": "chats", "messages": "chat messages", "summary_cache": "cached summary steps"}
+    kept = [f"{len(salvage.folders)} folders", f"{len(salvage.files)} files"]
+    kept += [f"{salvage.kept(t)} {names[t]}" for t in salvage.rows if salvage.kept(t)]
+    lines = [
+        f"the library database was damaged ({result.damage}); it is kept as {salvage.set_aside}",
+        f"carried over: {', '.join(kept)}; indexing the files again",
+    ]
+    if salvage.unreadable:
+        lines.append(f"could not be read to the end: {', '.join(salvage.unreadable)} (add what is missing again)")
+    _emit(args, result.as_dict(), "\n".join(lines + _add_lines(result.added)))
+    return SOME_FAILED if result.added.failed else OK
 
 
 def _cmd_list(desk, args) -> int:
@@ -85,7 +119,7 @@ def _cmd_sync(desk, args) -> int:
     ]
     summary = f"{len(report.added)} added, {len(report.removed)} removed, {len(report.skipped)} unchanged"
     _emit(args, report.as_dict(), "\n".join(lines + [summary]))
-    return 1 if report.failed or report.held else 0
+    return SOME_FAILED if report.failed or report.held else OK
 
 
 def _cmd_search(desk, args) -> int:
@@ -167,7 +201,9 @@ def _cmd_ask(desk, args) -> int:
         f"retrieval {timings['retrieve_ms']:.0f} ms",
         f"first token {timings['ttft_ms']:.0f} ms",
         f"{stats.completion_tokens} tokens",
-        f"continue with --chat {session.chat.id}",
+        f"chat not saved: {session.store.unsaved}"
+        if session.store.unsaved
+        else f"continue with --chat {session.chat.id}",
     )
     return 0
 
@@ -299,6 +335,7 @@ COMMANDS = {
     "summarize": _cmd_summarize,
     "chat": _cmd_chat,
     "doctor": _cmd_doctor,
+    "repair": _cmd_repair,
 }
 
 
@@ -313,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not logging.getLogger().handlers:
         setup_logging(args.verbose)
+    settings = None
     try:
         settings = load_settings(library=args.library, embedding_model=args.embedding_model)
         if args.command is None:  # the window
@@ -326,12 +364,15 @@ def main(argv: list[str] | None = None) -> int:
             return COMMANDS[args.command](desk, args)
         finally:
             desk.close()
-    except (IngestError, EngineError, SettingsError) as exc:
-        sys.stderr.write(f"docdesk: {exc}\n")
-        return 2
     except KeyboardInterrupt:
         sys.stderr.write("docdesk: interrupted; finished documents are kept, run the command again to resume\n")
         return 130
+    except Exception as exc:  # the exit-code table: app/cli_errors.py
+        explained = explain(exc, settings.library if settings is not None else None)
+        if explained is None:
+            raise
+        sys.stderr.write(f"docdesk: {explained[0]}\n")
+        return explained[1]
 
 
 if __name__ == "__main__":
