@@ -12,6 +12,7 @@ from ingest.errors import IngestError
 
 from .cli_errors import OK, SOME_FAILED, explain
 from .cli_parser import build_parser
+from .progress_lines import progress_for
 from .settings import load_settings
 
 
@@ -35,9 +36,7 @@ def _add_lines(report) -> list[str]:
 
 
 def _cmd_add(desk, args) -> int:
-    from .progress import ProgressBar
-
-    bar = ProgressBar()
+    bar = progress_for()
     try:
         report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
     finally:
@@ -47,10 +46,9 @@ def _cmd_add(desk, args) -> int:
 
 
 def _cmd_repair(desk, args) -> int:
-    from .progress import ProgressBar
     from .repair import repair
 
-    bar = ProgressBar()
+    bar = progress_for()
     try:
         result = repair(desk, on_progress=bar)
     finally:
@@ -103,9 +101,7 @@ def _cmd_remove(desk, args) -> int:
 
 
 def _cmd_sync(desk, args) -> int:
-    from .progress import ProgressBar
-
-    bar = ProgressBar()
+    bar = progress_for()
     try:
         report = desk.sync(on_progress=bar, confirm_removals=args.confirm_removals)
     finally:
@@ -123,10 +119,8 @@ def _cmd_sync(desk, args) -> int:
 
 
 def _cmd_search(desk, args) -> int:
-    from .progress import ProgressBar
-
     query = " ".join(args.query)
-    result = desk.search(query, args.k, args.doc, on_progress=ProgressBar())
+    result = desk.search(query, args.k, args.doc, on_progress=progress_for())
     payload = {"query": query, "results": [h.as_dict() for h in result.hits]}
     lines = []
     for n, hit in enumerate(result.hits, 1):
@@ -243,9 +237,7 @@ def _cmd_summarize(desk, args) -> int:
     _apply_model_flags(desk, args)
     doc = desk.library.resolve(args.document)
     if doc is None and Path(args.document).is_file():  # a file not yet in the library: add it first
-        from .progress import ProgressBar
-
-        bar = ProgressBar()
+        bar = progress_for()
         try:
             report = desk.add([Path(args.document)], on_progress=bar)
         finally:
