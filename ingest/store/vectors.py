@@ -182,6 +182,7 @@ class VectorIndex:
         handle, name = tempfile.mkstemp(prefix="vectors.", suffix=".faiss.tmp", dir=self.path.parent)
         os.close(handle)
         temporary = Path(name)
+        temporary.chmod(_library_file_mode(self.path.parent))  # mkstemp's 0600 would hide it from the team
         try:
             faiss.write_index(index, str(temporary))
             with open(temporary, "rb+") as handle:
@@ -222,3 +223,13 @@ def _remove_leftovers(folder: Path, older_than_s: float = 3600) -> None:
                 leftover.unlink()
         except OSError:
             pass
+
+
+def _library_file_mode(folder: Path) -> int:
+    """The mode the library's database has (who may read it may read its cache), else 0644 less the umask."""
+    try:
+        return (folder / "library.sqlite").stat().st_mode & 0o666
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o644 & ~mask
