@@ -8,11 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-from engine.errors import EngineError
 from ingest.errors import IngestError
 
+from .cli_errors import OK, SOME_FAILED, explain
 from .cli_parser import build_parser
-from .settings import SettingsError, load_settings
+from .progress_lines import progress_for
+from .settings import load_settings
 
 
 def _emit(args, payload: dict, human: str) -> None:
@@ -22,14 +23,7 @@ def _emit(args, payload: dict, human: str) -> None:
         sys.stdout.write(human + ("\n" if not human.endswith("\n") else ""))
 
 
-def _cmd_add(desk, args) -> int:
-    from .progress import ProgressBar
-
-    bar = ProgressBar()
-    try:
-        report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
-    finally:
-        bar.finish()
+def _add_lines(report) -> list[str]:
     lines = []
     for entry in report.added:
         lines.append(
@@ -38,8 +32,46 @@ def _cmd_add(desk, args) -> int:
         lines += [f"        note: {w}" for w in entry.get("warnings", [])]
     lines += [f"skipped {s['path']} ({s['reason']})" for s in report.skipped]
     lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
-    _emit(args, report.as_dict(), "\n".join(lines) or "nothing to add")
-    return 1 if report.failed else 0
+    return lines
+
+
+def _cmd_add(desk, args) -> int:
+    bar = progress_for()
+    try:
+        report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
+    finally:
+        bar.finish()
+    _emit(args, report.as_dict(), "\n".join(_add_lines(report)) or "nothing to add")
+    return SOME_FAILED if report.failed else OK
+
+
+def _cmd_repair(desk, args) -> int:
+    from .repair import repair
+
+    bar = progress_for()
+    try:
+        result = repair(desk, on_progress=bar)
+    finally:
+        bar.finish()
+    if result is None:
+        _emit(
+            args,
+            {"damage": None},
+            f"the library at {desk.settings.library} passed SQLite's integrity check: nothing to repair",
+        )
+        return OK
+    salvage = result.salvage
+    names = {"chats": "chats", "messages": "chat messages", "summary_cache": "cached summary steps"}
+    kept = [f"{len(salvage.folders)} folders", f"{len(salvage.files)} files"]
+    kept += [f"{salvage.kept(t)} {names[t]}" for t in salvage.rows if salvage.kept(t)]
+    lines = [
+        f"the library database was damaged ({result.damage}); it is kept as {salvage.set_aside}",
+        f"carried over: {', '.join(kept)}; indexing the files again",
+    ]
+    if salvage.unreadable:
+        lines.append(f"could not be read to the end: {', '.join(salvage.unreadable)} (add what is missing again)")
+    _emit(args, result.as_dict(), "\n".join(lines + _add_lines(result.added)))
+    return SOME_FAILED if result.added.failed else OK
 
 
 def _cmd_list(desk, args) -> int:
@@ -69,9 +101,7 @@ def _cmd_remove(desk, args) -> int:
 
 
 def _cmd_sync(desk, args) -> int:
-    from .progress import ProgressBar
-
-    bar = ProgressBar()
+    bar = progress_for()
     try:
         report = desk.sync(on_progress=bar, confirm_removals=args.confirm_removals)
     finally:
@@ -85,14 +115,12 @@ def _cmd_sync(desk, args) -> int:
     ]
     summary = f"{len(report.added)} added, {len(report.removed)} removed, {len(report.skipped)} unchanged"
     _emit(args, report.as_dict(), "\n".join(lines + [summary]))
-    return 1 if report.failed or report.held else 0
+    return SOME_FAILED if report.failed or report.held else OK
 
 
 def _cmd_search(desk, args) -> int:
-    from .progress import ProgressBar
-
     query = " ".join(args.query)
-    result = desk.search(query, args.k, args.doc, on_progress=ProgressBar())
+    result = desk.search(query, args.k, args.doc, on_progress=progress_for())
     payload = {"query": query, "results": [h.as_dict() for h in result.hits]}
     lines = []
     for n, hit in enumerate(result.hits, 1):
@@ -134,7 +162,9 @@ def _cmd_ask(desk, args) -> int:
     session = desk.chat_session(None if args.new_chat else args.chat)
     cancel = threading.Event()
     try:
-        answer = session.ask(question, doc_ids or None, None if args.json else _write, cancel)
+        title = session.chat.title if session.chat else question[:60]
+        with desk.doing("answering", question=question, chat_title=title):
+            answer = session.ask(question, doc_ids or None, None if args.json else _write, cancel)
     except KeyboardInterrupt:
         cancel.set()
         raise
@@ -167,7 +197,9 @@ def _cmd_ask(desk, args) -> int:
         f"retrieval {timings['retrieve_ms']:.0f} ms",
         f"first token {timings['ttft_ms']:.0f} ms",
         f"{stats.completion_tokens} tokens",
-        f"continue with --chat {session.chat.id}",
+        f"chat not saved: {session.store.unsaved}"
+        if session.store.unsaved
+        else f"continue with --chat {session.chat.id}",
     )
     return 0
 
@@ -207,9 +239,7 @@ def _cmd_summarize(desk, args) -> int:
     _apply_model_flags(desk, args)
     doc = desk.library.resolve(args.document)
     if doc is None and Path(args.document).is_file():  # a file not yet in the library: add it first
-        from .progress import ProgressBar
-
-        bar = ProgressBar()
+        bar = progress_for()
         try:
             report = desk.add([Path(args.document)], on_progress=bar)
         finally:
@@ -220,7 +250,8 @@ def _cmd_summarize(desk, args) -> int:
     progress = SummaryProgressLine()
     cancel = threading.Event()
     try:
-        summary = desk.summarizer().summarize(doc.id, args.style, args.language, progress, cancel)
+        with desk.doing("summarizing", document=doc.title or doc.path):
+            summary = desk.summarizer().summarize(doc.id, args.style, args.language, progress, cancel)
     except KeyboardInterrupt:
         cancel.set()
         progress.finish()
@@ -245,11 +276,12 @@ def _cmd_chat(desk, args) -> int:
     request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
     parts = []
     try:
-        for piece in backend.stream_chat(request):
-            parts.append(piece)
-            if not args.json:
-                sys.stdout.write(piece)
-                sys.stdout.flush()
+        with desk.doing("chatting"):
+            for piece in backend.stream_chat(request):
+                parts.append(piece)
+                if not args.json:
+                    sys.stdout.write(piece)
+                    sys.stdout.flush()
     except KeyboardInterrupt:
         request.cancel.set()
         raise
@@ -299,7 +331,26 @@ COMMANDS = {
     "summarize": _cmd_summarize,
     "chat": _cmd_chat,
     "doctor": _cmd_doctor,
+    "repair": _cmd_repair,
 }
+
+
+def _run_command(settings, args) -> int:
+    """One command, watched by a crash guard: a native crash in the model is reported on the next start."""
+    from .crash import CrashGuard
+    from .services import DocDesk
+    from .settings import log_dir
+
+    guard = CrashGuard()
+    notice = guard.start(log_dir())
+    if notice is not None:
+        sys.stderr.write(f"docdesk: {notice.text}\n")
+    desk = DocDesk(settings, guard)
+    try:
+        return COMMANDS[args.command](desk, args)
+    finally:
+        desk.close()
+        guard.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -313,25 +364,23 @@ def main(argv: list[str] | None = None) -> int:
 
     if not logging.getLogger().handlers:
         setup_logging(args.verbose)
+    settings = None
     try:
         settings = load_settings(library=args.library, embedding_model=args.embedding_model)
         if args.command is None:  # the window
             from .gui.app import run
 
             return run(settings, started)
-        from .services import DocDesk
-
-        desk = DocDesk(settings)
-        try:
-            return COMMANDS[args.command](desk, args)
-        finally:
-            desk.close()
-    except (IngestError, EngineError, SettingsError) as exc:
-        sys.stderr.write(f"docdesk: {exc}\n")
-        return 2
+        return _run_command(settings, args)
     except KeyboardInterrupt:
         sys.stderr.write("docdesk: interrupted; finished documents are kept, run the command again to resume\n")
         return 130
+    except Exception as exc:  # the exit-code table: app/cli_errors.py
+        explained = explain(exc, settings.library if settings is not None else None)
+        if explained is None:
+            raise
+        sys.stderr.write(f"docdesk: {explained[0]}\n")
+        return explained[1]
 
 
 if __name__ == "__main__":

@@ -41,6 +41,12 @@ def _add_library_commands(commands, common: argparse.ArgumentParser) -> None:
         help="remove the documents of a folder whose files are all or mostly gone (held otherwise)",
     )
 
+    commands.add_parser(
+        "repair",
+        parents=[common],
+        help="set a damaged library database aside, keep its folders, files and chats, and index the files again",
+    )
+
     search = commands.add_parser("search", parents=[common], help="hybrid search over the library")
     search.add_argument("query", nargs="+")
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")

@@ -17,6 +17,9 @@ class _NotNoisy(logging.Filter):
 
 
 def setup_logging(verbose: bool = False, folder: Path | None = None) -> Path | None:
+    # A log file on a full disk must not print "--- Logging error ---" tracebacks over the
+    # one-line message the user needs ("the disk holding the library is full").
+    logging.raiseExceptions = False
     root = logging.getLogger()
     root.setLevel(logging.INFO)
     console = logging.StreamHandler()

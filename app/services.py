@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -14,14 +15,20 @@ from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.records import Page
 from ingest.store.library import DocumentRow, Library
+from ingest.store.open_errors import LibraryDamaged, damage, storage_errors
 from ingest.store.vectors import VectorIndex
 
+from .crash import CrashGuard
 from .settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class DocDesk:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, crash_guard: CrashGuard | None = None) -> None:
         self.settings = settings
+        # The process's crash guard (started by the CLI or the window); an unstarted one records nothing.
+        self.crash_guard = crash_guard or CrashGuard()
         self._backend = None
         self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
 
@@ -29,6 +36,11 @@ class DocDesk:
         """Re-embed what another model embedded, so vectors of two models are never searched
         together; the documents are scanned again only after the library changed."""
         if self._one_model_at == self.library.version():
+            return
+        if self.library.read_only:  # re-embedding writes: a read-only library is searched as it is
+            if self.library.meta("embedding_model") not in (None, self.embedder.name):
+                log.warning("read-only library embedded with another model: only keyword search finds its passages")
+            self._one_model_at = self.library.version()
             return
         self.ingestor(on_progress).reembed_stale()
         self._one_model_at = self.library.version()
@@ -65,7 +77,18 @@ class DocDesk:
         return self.ingestor(on_progress, cancel).sync(confirm_removals)
 
     def documents(self) -> list[DocumentRow]:
-        return self.library.documents()
+        with storage_errors(self.settings.library, self.library.conn):
+            docs = self.library.documents()
+        if not docs:
+            self._check_not_damaged()
+        return docs
+
+    def _check_not_damaged(self) -> None:
+        """An empty answer from a library: a page overwritten with what reads as an empty page
+        raises nothing (the table only looks empty), but SQLite's integrity check sees it."""
+        detail = damage(self.library.folder, self.library.conn, thorough=True)
+        if detail:
+            raise LibraryDamaged(self.library.folder, detail)
 
     def remove(self, ref: str) -> tuple[DocumentRow, DocumentRow | None]:
         """Remove a document by id, or one of its paths by path. Returns the document as it was
@@ -80,8 +103,12 @@ class DocDesk:
         return doc, self.library.document(doc.id)
 
     def search(self, query: str, k: int = 10, doc_ids: list[str] | None = None, on_progress=None) -> SearchResult:
-        self._one_embedding_model(on_progress)
-        return self.retriever.search(query, k, doc_ids)
+        with storage_errors(self.settings.library, self.library.conn):
+            self._one_embedding_model(on_progress)
+            result = self.retriever.search(query, k, doc_ids)
+        if not result.hits:
+            self._check_not_damaged()
+        return result
 
     def answerer(self):
         from engine.answer import Answerer
@@ -98,7 +125,10 @@ class DocDesk:
     def chat_session(self, chat_id: str | None = None):
         from engine.chat import ChatSession
 
-        return ChatSession(self.answerer(), self.chats, chat_id)
+        from .unsaved_chats import ChatsSavedWherePossible
+
+        # A library that cannot be written (read-only, the disk full) still answers; the chat is not saved.
+        return ChatSession(self.answerer(), ChatsSavedWherePossible(self.library), chat_id)
 
     def summarizer(self):
         from engine.summarize import Summarizer
@@ -160,10 +190,10 @@ class DocDesk:
     def doing(self, activity: str, **details):
         """A block in which the model does `activity` (app/crash.py's names): if DocDesk dies in
         it, the next start says so, with the model and the question."""
-        from .crash import guard
-
         llm = self.settings.llm
-        return guard.doing(activity, backend=llm.backend, model=str(llm.model or "the bundled model"), **details)
+        return self.crash_guard.doing(
+            activity, backend=llm.backend, model=str(llm.model or "the bundled model"), **details
+        )
 
     def warm_up(self) -> str:
         """Load the model and the embedder now; returns the doctor's GPU warning ("" if none)."""

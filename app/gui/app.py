@@ -37,13 +37,14 @@ def run(settings, started: float | None = None) -> int:
         app.setWindowIcon(QIcon(str(icon)))
     install_translator(app, settings.ui_language)
 
-    from ..crash import guard
+    from ..crash import CrashGuard
     from ..services import DocDesk
     from ..settings import log_dir
     from .main_window import MainWindow
 
-    notice = guard.start(log_dir()) if guard.folder is None else guard.notice  # main() may have started it
-    window = MainWindow(DocDesk(settings), crash_notice=notice)
+    guard = CrashGuard()
+    notice = guard.start(log_dir())
+    window = MainWindow(DocDesk(settings, guard), crash_notice=notice)
     window.show()
     app.processEvents()
     if os.environ.get("DOCDESK_REPORT_STARTUP"):  # read by tests/bench/bench_gui.py

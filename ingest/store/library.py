@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..chunking import join_pages
-from ..errors import LibraryError
 from ..keywords import index_tokens
 from ..records import Chunks, Page
+from .open_errors import DB_NAME, storage_errors
 from .reads import PassageReads
 from .rows import (
     COUNTS,
@@ -24,11 +24,9 @@ from .rows import (
     PassageRow,
     document_row,
 )
-from .schema import connect, migrate
+from .schema import open_database
 
 __all__ = ["DB_NAME", "DocumentRow", "FileRecord", "IndexedDocument", "Library", "PassageRow"]
-
-DB_NAME = "library.sqlite"
 
 
 class Library(PassageReads):
@@ -36,13 +34,10 @@ class Library(PassageReads):
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self.conn = connect(str(self.folder / DB_NAME))
-            migrate(self.conn)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise LibraryError(f"cannot open the library at {self.folder}: {reason}") from exc
+        # Read-only (a read-only mount, no write permission, a disk too full to open it for writing):
+        # reads work, every write raises LibraryReadOnly or LibraryFull.
+        self.conn, self._cannot_write = open_database(self.folder)
+        self.read_only = self._cannot_write is not None
         self._lock = threading.RLock()
         self._commits = 0  # this connection's; PRAGMA data_version counts other connections'
         self._passage_total: int | None = None  # kept until the library changes
@@ -54,14 +49,17 @@ class Library(PassageReads):
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        if self._cannot_write is not None:
+            raise self._cannot_write(self.folder)
+        with self._lock, storage_errors(self.folder, self.conn):  # a full disk, a damaged file: their own errors
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
+                self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:  # SQLite rolls back by itself after SQLITE_FULL
+                    self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
             self._commits += 1
 
     def version(self) -> tuple[int, int]:

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import sqlite3
+from pathlib import Path
+
+from ..errors import LibraryError
+from .open_errors import (
+    DB_NAME,
+    LibraryDamaged,
+    LibraryFull,
+    LibraryReadOnly,
+    cannot_create,
+    code_of,
+    disk_full,
+    make_folder,
+    read_only_connection,
+    storage_error,
+    writable,
+)
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: summary cache, chats and messages (added by CREATE IF NOT EXISTS)
 
@@ -129,19 +149,93 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone()
-    version = 0
-    if row:
-        found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(found[0]) if found else 0
-    if version > SCHEMA_VERSION:
-        from ..errors import LibraryError
+def open_database(folder: Path) -> tuple[sqlite3.Connection, type[LibraryError] | None]:
+    """The library's connection, and the error every write will raise (None when it can write).
 
+    A folder or database that cannot be written (a read-only mount, permissions) is opened
+    read-only, so that list, search and ask still work; so is a library on a disk so full that
+    SQLite cannot open it for writing. A full disk, a read-only library and a damaged database
+    become their LibraryError (open_errors)."""
+    db = folder / DB_NAME
+    conn = None
+    blocked: type[LibraryError] = LibraryReadOnly
+    try:
+        make_folder(folder)
+        if writable(folder):
+            try:
+                conn = connect(str(db))
+                migrate(conn, folder)
+                return conn, None
+            except sqlite3.OperationalError as exc:
+                blocked = _cannot_write(exc, folder, db)
+                log.info("the library at %s cannot be written (%s): opening it read-only", folder, exc)
+                if conn is not None:
+                    conn.close()
+                    conn = None
+        if not db.exists():
+            raise cannot_create(folder)
+        conn = read_only_connection(db)
+        check_version(conn, folder)
+        return conn, blocked
+    except (sqlite3.DatabaseError, OSError) as exc:
+        if conn is not None:
+            conn.close()
+        known = storage_error(exc, folder)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise known or LibraryError(f"cannot open the library at {folder}: {reason}") from exc
+    except LibraryError:
+        if conn is not None:
+            conn.close()
+        raise
+
+
+def _cannot_write(exc: sqlite3.OperationalError, folder: Path, db: Path) -> type[LibraryError]:
+    """Why SQLite could not open an existing library for writing; re-raises any other failure."""
+    code = code_of(exc)
+    if db.exists() and code in ("SQLITE_READONLY", "SQLITE_CANTOPEN"):
+        return LibraryReadOnly
+    if db.exists() and (code == "SQLITE_FULL" or (code == "SQLITE_IOERR" and disk_full(folder))):
+        return LibraryFull  # not even the -shm file fits
+    raise exc
+
+
+def stored_version(conn: sqlite3.Connection, folder: Path) -> int:
+    row = conn.execute("SELECT name FROM sqlite_master WHERE name = 'meta'").fetchone()
+    found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if row else None
+    if found is None:
+        return 0
+    try:
+        version = int(found[0])
+    except (TypeError, ValueError):
+        raise LibraryDamaged(folder, f"its schema version is {found[0]!r}, not a number") from None
+    if version > SCHEMA_VERSION:
         raise LibraryError(
             f"this library was written by a newer DocDesk (schema {version}, this one knows {SCHEMA_VERSION}): "
             "update DocDesk"
         )
+    return version
+
+
+def _up_to_date(conn: sqlite3.Connection, folder: Path) -> bool:
+    """The schema is the current one and nothing of it is missing: opening need not write."""
+    if stored_version(conn, folder) != SCHEMA_VERSION:
+        return False
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    return set(_SCHEMA_OBJECTS) <= present
+
+
+def check_version(conn: sqlite3.Connection, folder: Path) -> None:
+    """For a read-only connection: the library must not need a migration (that writes)."""
+    if not _up_to_date(conn, folder):
+        raise LibraryReadOnly(folder, f" and needs an upgrade to schema {SCHEMA_VERSION} (which writes)")
+
+
+def migrate(conn: sqlite3.Connection, folder: Path | None = None) -> None:
+    if _up_to_date(conn, folder or Path(".")):
+        return  # nothing to write: a library on a full disk still opens
     conn.executescript(
         "BEGIN;" + SCHEMA + f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;"
     )
+
+
+_SCHEMA_OBJECTS = re.findall(r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)", SCHEMA)

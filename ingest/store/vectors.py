@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .library import Library
+from .open_errors import LibraryFull, LibraryReadOnly
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,9 +147,25 @@ class VectorIndex:
         self._index, self._held = index, signature
         changed = bool(len(stale) or len(missing)) or _content(stored) != signature or not self.path.exists()
         if changed or not stored.get("file"):
+            self._save(index, signature)
+        return changed
+
+    def _save(self, index, signature: dict) -> None:
+        """Write the cache and record its signature. Where the library cannot be written (read-only,
+        the disk full) the index stays in memory only: searching never fails for want of a cache."""
+        if self.library.read_only:
+            log.info("the library at %s cannot be written: its dense index is kept in memory", self.library.folder)
+            return
+        try:
             signature["file"] = self._write(index)
             self.library.set_meta(SIGNATURE_KEY, json.dumps(signature))
-        return changed
+        except (
+            OSError,
+            RuntimeError,
+            LibraryFull,
+            LibraryReadOnly,
+        ) as exc:  # faiss reports a failed write as RuntimeError
+            log.warning("vector cache %s not written (%s): the index is kept in memory", self.path, _short(exc))
 
     def _stored(self) -> dict:
         try:
@@ -165,6 +182,7 @@ class VectorIndex:
         handle, name = tempfile.mkstemp(prefix="vectors.", suffix=".faiss.tmp", dir=self.path.parent)
         os.close(handle)
         temporary = Path(name)
+        temporary.chmod(_library_file_mode(self.path.parent))  # mkstemp's 0600 would hide it from the team
         try:
             faiss.write_index(index, str(temporary))
             with open(temporary, "rb+") as handle:
@@ -187,6 +205,11 @@ class VectorIndex:
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
 
 
+def _short(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else lines[-1] if lines else type(exc).__name__
+
+
 def _content(signature: dict) -> dict:
     """What a signature says of the passages (without the file's checksum)."""
     return {k: v for k, v in signature.items() if k != "file"}
@@ -200,3 +223,13 @@ def _remove_leftovers(folder: Path, older_than_s: float = 3600) -> None:
                 leftover.unlink()
         except OSError:
             pass
+
+
+def _library_file_mode(folder: Path) -> int:
+    """The mode the library's database has (who may read it may read its cache), else 0644 less the umask."""
+    try:
+        return (folder / "library.sqlite").stat().st_mode & 0o666
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o644 & ~mask

@@ -94,6 +94,24 @@ def test_encrypted_pdf_with_password_and_sync_of_a_remembered_folder(tmp_path, c
     assert [r["path"] for r in synced["removed"]] == [str(folder / "one.txt")]
 
 
+def test_add_and_sync_print_plain_progress_lines_when_stderr_is_a_pipe(tmp_path):
+    """From cron or a pipe: a line for each file on stderr, no bar redrawn with carriage returns,
+    and stdout holds the JSON alone."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "one.md").write_text("# One\n\nThe first note is about river boats.", encoding="utf-8")
+    (folder / "two.md").write_text("# Two\n\nThe second note is about mountain huts.", encoding="utf-8")
+    added = run(tmp_path / "lib", "add", str(folder), "--json")
+    assert len(json.loads(added.stdout)["added"]) == 2
+    for name in ("one.md", "two.md"):
+        assert f"passages · indexed {folder / name} (" in added.stderr
+    assert "\r" not in added.stderr and "\x1b" not in added.stderr
+    (folder / "three.md").write_text("# Three\n\nThe third note is about lighthouses.", encoding="utf-8")
+    synced = run(tmp_path / "lib", "sync", "--json")
+    assert [Path(a["path"]).name for a in json.loads(synced.stdout)["added"]] == ["three.md"]
+    assert f"1/1 files · 1 pages · 1 passages · indexed {folder / 'three.md'} (1 pages, 1 passages)" in synced.stderr
+
+
 def test_list_does_not_import_torch(tmp_path):
     env = dict(os.environ, DOCDESK_HOME=str(tmp_path / "lib"))
     code = "import sys; from app.cli import main; main(['list']); assert 'torch' not in sys.modules; assert 'faiss' not in sys.modules"

@@ -24,7 +24,7 @@ CRASHING_ANSWER = textwrap.dedent(
     """
     import ctypes, sys
     from pathlib import Path
-    from app.crash import guard
+    from app.crash import CrashGuard
     from app.services import DocDesk
     from app.settings import Settings
     from engine.answer import Answerer
@@ -32,8 +32,9 @@ CRASHING_ANSWER = textwrap.dedent(
     from engine.chat import ChatSession
 
     library, logs, question = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    guard = CrashGuard()
     guard.start(logs)
-    desk = DocDesk(Settings(library=library))
+    desk = DocDesk(Settings(library=library), guard)
     backend = FakeBackend(lambda request: ctypes.string_at(0))
     session = ChatSession(Answerer(desk.retriever, backend, desk.settings.answers), desk.chats)
     with desk.doing("answering", question=question, chat_title=question[:60]):

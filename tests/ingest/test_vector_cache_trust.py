@@ -91,3 +91,13 @@ def test_a_damaged_length_field_means_a_rebuild_not_a_memory_error(tmp_path, emb
     path.write_bytes(bytes(data))
     assert _each_found_by_its_own_vector(library, embedder)
     library.close()
+
+
+def test_the_cache_is_as_readable_as_the_database(tmp_path, embedder):
+    """A team sharing a library: who may read library.sqlite may read vectors.faiss (not mkstemp's 0600)."""
+    library = _library(tmp_path / "lib", embedder, NOTES, tmp_path, "team")
+    try:
+        mode = (tmp_path / "lib" / "library.sqlite").stat().st_mode & 0o777
+        assert (tmp_path / "lib" / INDEX_NAME).stat().st_mode & 0o777 == mode
+    finally:
+        library.close()

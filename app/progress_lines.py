@@ -1,0 +1,66 @@
+"""Progress of `add` and `sync` as plain lines on stderr, for a log, a pipe or cron (where the
+one-line bar of app/progress.py, redrawn with carriage returns, would be noise): a line for
+each file indexed or failed, and one every few seconds while a long file or step goes on."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ingest.pipeline import Progress
+
+EVERY_S = 5.0  # at most one line this often while nothing finishes
+
+
+class ProgressLines:
+    def __init__(self, stream=None, every_s: float = EVERY_S, clock=time.monotonic) -> None:
+        self.stream = stream or sys.stderr
+        self.every_s = every_s
+        self.clock = clock
+        self.pages = 0
+        self.passages = 0
+        self._last_line = clock()
+
+    def __call__(self, event: Progress) -> None:
+        if event.stage == "done":
+            self.pages += event.pages
+            self.passages += event.passages
+        finished = event.stage in ("done", "failed") or (
+            event.stage == "reembedding" and event.files_done == event.files_total
+        )
+        if not finished and self.clock() - self._last_line < self.every_s:
+            return
+        self._write(self._line(event))
+
+    def _line(self, event: Progress) -> str:
+        counts = f"{event.files_done}/{event.files_total} files · {self.pages} pages · {self.passages} passages"
+        if event.stage == "hashing":
+            return f"checking {event.files_done + 1}/{event.files_total} files: {event.path}"
+        if event.stage == "reembedding":
+            return f"re-embedding for a new model: {event.files_done}/{event.files_total} documents"
+        if event.stage == "done":
+            return f"{counts} · indexed {event.path} ({event.pages} pages, {event.passages} passages)"
+        if event.stage == "failed":
+            return f"{counts} · failed {event.path}: {event.reason}"
+        so_far = f": {event.pages} pages, {event.passages} passages so far" if event.pages else ""
+        return f"{counts} · {event.stage} {event.path}{so_far}"
+
+    def _write(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+        self._last_line = self.clock()
+
+    def finish(self) -> None:
+        pass
+
+
+def progress_for(stream=None):
+    """The bar on a terminal, plain lines anywhere else."""
+    stream = stream or sys.stderr
+    if stream.isatty():
+        from .progress import ProgressBar
+
+        return ProgressBar(stream)
+    return ProgressLines(stream)
