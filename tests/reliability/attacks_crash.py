@@ -27,16 +27,18 @@ from tests.reliability.harness import NOTES, Lab, attack, expect
     "each kill leaves a consistent library that keeps every finished document; the next add resumes, each file once",
     slow=True,
     trials=13,
-    files=30,
+    files=40,
+    sentences=50,
 )
 @attack(
     "kill -9 during add",
     "the killed add leaves a consistent library that keeps every finished document; the next add resumes, each file once",
     trials=1,
     files=8,
+    sentences=1,
 )
-def kill_during_add(lab: Lab, trials: int, files: int) -> str:
-    notes = numbered_notes(lab.work / "notes", files)
+def kill_during_add(lab: Lab, trials: int, files: int, sentences: int) -> str:
+    notes = numbered_notes(lab.work / "notes", files, sentences=sentences)  # 50 sentences: about 1 s to embed
     library, rng = lab.work / "lib", random.Random(13)
     db = library / "library.sqlite"
     kept = []

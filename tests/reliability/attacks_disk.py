@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+from tests.app.test_exit_codes import empty_leaf_page, fill, overwrite_page
 from tests.reliability.checks import query
 from tests.reliability.harness import NOTES, AttackSkipped, Lab, attack, documents, expect, write_notes
 
@@ -67,15 +68,6 @@ def _full_disk_library(lab: Lab) -> Path:
     return library
 
 
-def _fill(folder: Path, leave: int) -> None:
-    stat = os.statvfs(folder)
-    with open(folder / "filler", "ab") as handle:
-        try:
-            handle.write(b"\0" * max(0, stat.f_bavail * stat.f_frsize - leave))
-        except OSError:
-            pass
-
-
 @attack(
     "9: disk full during add",
     "exit 3 with one line ('the disk holding the library … is full … nothing was lost'); list still works",
@@ -87,7 +79,7 @@ def disk_full(lab: Lab) -> str:
         "\n\n".join(f"# Part {n}\n\nQuay {n} pays its harbour fee at every tide, said clerk {n}." for n in range(300)),
         encoding="utf-8",
     )
-    _fill(library, leave=16 * 1024)
+    fill(library, leave=16 * 1024)
     added = lab.docdesk(library, "add", str(big))
     added.expect_clean(3)
     expect("is full" in added.error and "nothing was lost" in added.error, f"reason: {added.error!r}")
@@ -147,22 +139,3 @@ def overwritten_page(lab: Lab) -> str:
     listed.expect_clean(2)
     expect("damaged" in listed.error, f"reason: {listed.error!r}")
     return f"list exit 2: {listed.error[9:90]}…"
-
-
-def overwrite_page(db: Path, table: str, page: bytes) -> None:
-    """Overwrite the root page of `table` in the database file with `page`."""
-    with sqlite3.connect(db) as conn:
-        size = conn.execute("PRAGMA page_size").fetchone()[0]
-        number = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-    conn.close()
-    with open(db, "r+b") as handle:
-        handle.seek((number - 1) * size)
-        handle.write(page[:size].ljust(size, b"\0"))
-
-
-def empty_leaf_page(size: int = 4096) -> bytes:
-    """What reads as a valid empty table page: SQLite raises nothing, the table looks empty."""
-    page = bytearray(size)
-    page[0] = 0x0D
-    page[5:7] = size.to_bytes(2, "big")
-    return bytes(page)

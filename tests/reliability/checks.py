@@ -98,10 +98,10 @@ def kill_9(running: Running) -> None:
     expect(not [c for c in children if _alive(c)], "a reader process outlived the killed add")
 
 
-def numbered_notes(folder: Path, count: int, topic: str = "harbour") -> Path:
-    """`count` distinct one-passage notes."""
+def numbered_notes(folder: Path, count: int, topic: str = "harbour", sentences: int = 1) -> Path:
+    """`count` distinct notes of `sentences` sentences (about 15 make one passage)."""
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(count):
-        text = f"# {topic.title()} note {n}\n\nNote {n} on the {topic}: quay {n} pays fee {n * 13} each tide."
-        (folder / f"{topic}-{n:02d}.md").write_text(text, encoding="utf-8")
+        body = " ".join(f"Note {n} on the {topic}: quay {i} pays fee {n * 13 + i} each tide." for i in range(sentences))
+        (folder / f"{topic}-{n:02d}.md").write_text(f"# {topic.title()} note {n}\n\n{body}", encoding="utf-8")
     return folder

@@ -102,7 +102,7 @@ class Running:
     ) -> None:
         self.lab, self.args = lab, args
         self.report = lab.work / f"run-{next(lab.counter)}"
-        self.out, self.err = open(f"{self.report}.out", "w+"), open(f"{self.report}.err", "w+")  # noqa: SIM115
+        self.out, self.err = open(f"{self.report}.out", "w+"), open(f"{self.report}.err", "w+")
         command = [
             *prefix,
             sys.executable,
