@@ -96,7 +96,7 @@ def readers_beside_add(lab: Lab) -> str:
         listed.expect_clean(0)
         counts.append(sum(d["status"] == "indexed" for d in listed.json["documents"]))
         expect(counts == sorted(counts), f"indexed counts went back: {counts}")
-        time.sleep(0.5)  # a loop, not a load test: leave the add its share of two cores
+        time.sleep(1.5)  # a loop, not a load test: leave the add its share of two cores
     add.finish().expect_clean(0)
     found = search.finish()
     found.expect_clean(0)

@@ -61,7 +61,8 @@ def huge_text(lab: Lab, text_mb: int, line_mb: int, limit_s: float) -> str:
         warnings = added["log.txt"]["warnings"]
         expect(any("100,000,000 characters" in w for w in warnings), f"no warning of the cut: {warnings}")
     consistent(library)
-    parts = [f"{p.name} ({p.stat().st_size / 2**20:.2f} MB): {added[p.name]['passages']} passages" for p in paths]
+    sizes = {"log.txt": f"{text_mb} MB", "line.pdf": f"{line_mb} MB line in {paths[-1].stat().st_size // 1024} kB"}
+    parts = [f"{p.name} ({sizes[p.name]}): {added[p.name]['passages']} passages" for p in paths]
     return f"exit 0; {'; '.join(parts)}; at most {longest} characters a passage"
 
 

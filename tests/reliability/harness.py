@@ -313,4 +313,5 @@ def run_attack(item: Attack, work: Path, shared: Shared) -> Row:
     finally:
         for cleanup in reversed(lab.cleanups):
             cleanup()
+    observation = observation.replace(str(work), "…")  # the attack's temporary folder says nothing
     return Row(item.name, item.expected, result, observation, lab.seconds, lab.peak_mb, item.slow)

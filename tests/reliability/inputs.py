@@ -152,15 +152,15 @@ _WORDS = "the harbour ledger lists fees tides lanterns ropes anchors and gulls f
 
 
 def big_text(path: Path, megabytes: float) -> Path:
-    """Lines of prose with line numbers, `megabytes` MB, written a slice at a time."""
+    """Lines of prose with line numbers, `megabytes` MB exactly, written a slice at a time."""
     rng = random.Random(13)
     lines = [" ".join(rng.choice(_WORDS) for _ in range(12)) for _ in range(997)]
-    target, written, number = int(megabytes * MB), 0, 0
-    with open(path, "w", encoding="utf-8") as handle:
-        while written < target:
-            chunk = "".join(f"Line {number + i:08d}: {lines[(number + i) % 997]}.\n" for i in range(5000))
-            handle.write(chunk)
-            written, number = written + len(chunk), number + 5000
+    left, number = int(megabytes * MB), 0
+    with open(path, "wb") as handle:
+        while left > 0:
+            chunk = "".join(f"Line {number + i:08d}: {lines[(number + i) % 997]}.\n" for i in range(5000)).encode()
+            handle.write(chunk[:left])
+            left, number = left - len(chunk), number + 5000
     return path
 
 
