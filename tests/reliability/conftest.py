@@ -15,7 +15,7 @@ def pytest_addoption(parser):
 def _slow_wanted(config) -> bool:
     expression = config.getoption("-m") or ""
     asked = "slow" in expression.replace("not slow", "")
-    return config.getoption("--run-slow") or os.environ.get("DOCDESK_SLOW") == "1" or asked
+    return config.getoption("--run-slow", default=False) or os.environ.get("DOCDESK_SLOW") == "1" or asked
 
 
 def pytest_collection_modifyitems(config, items):
