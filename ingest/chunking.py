@@ -28,8 +28,14 @@ PARAGRAPH_CUT_FROM = 0.75
 # Text past this is not indexed, with a warning: 100 million characters (about 100 MB) are
 # 100,000 passages and hours of embedding on a laptop; a hostile file must not take more.
 MAX_DOCUMENT_CHARS = 100_000_000
+# Passages are bounded in characters too: real text has 4-6 characters a token, but a run
+# without spaces (a hex dump) is one word, one [UNK] token however long.
+PASSAGE_CHARS_PER_TOKEN = 8
+LONG_TOKEN_CHARS = 64  # a longer token (an [UNK] for a whole run) counts as pieces of this size
+OFFSETS_PIECE_CHARS = 1 << 16  # the passage tokenizer never sees more at once
 FEED_CHARS = 1 << 20  # a huge page enters the window in slices of this many characters
 _CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+_SPACE = re.compile(r"(?s).*\s")
 
 OffsetsFn = Callable[[str], Sequence[tuple[int, int]]]
 CountFn = Callable[[list[str]], list[int]]
@@ -52,6 +58,8 @@ class Chunker:
         self.passage_offsets = passage_offsets
         self.passage_tokens = passage_tokens
         self.overlap_tokens = min(overlap_tokens, passage_tokens // 4)
+        self.passage_chars = PASSAGE_CHARS_PER_TOKEN * passage_tokens
+        self.overlap_chars = PASSAGE_CHARS_PER_TOKEN * self.overlap_tokens
         self.block_tokens = block_tokens
         self.count_block_tokens = count_block_tokens
         self.max_document_chars = max_document_chars
@@ -59,18 +67,18 @@ class Chunker:
     # -- passages -------------------------------------------------------------
     def passage_spans(self, text: str) -> list[tuple[int, int]]:
         """Spans of `text` that each fit `passage_tokens` of the embedder's tokenizer."""
-        offsets = [o for o in self.passage_offsets(text) if o[1] > o[0]]
+        offsets = self._token_spans(text)
         if not offsets:
             return []
         sentence_ends = sorted({u.end for u in sentence_units(text)})
         line_ends = [m.end() for m in re.finditer(r"\n", text)]
-        token_starts = [o[0] for o in offsets]
+        token_starts, token_ends = [o[0] for o in offsets], [o[1] for o in offsets]
         spans: list[tuple[int, int]] = []
         i, n = 0, len(offsets)
-        budget = self.passage_tokens
         while i < n:
-            j = min(n, i + budget)
             start = offsets[i][0]
+            by_chars = bisect.bisect_right(token_ends, start + self.passage_chars, lo=i)
+            j = max(i + 1, min(n, i + self.passage_tokens, by_chars))
             if j == n:
                 spans.append((start, len(text)))  # keep trailing characters the tokenizer ignores
                 break
@@ -85,9 +93,27 @@ class Chunker:
             i = self._overlap_start(text, offsets, token_starts, sentence_ends, i, next_token, end)
         return [_strip(text, s, e) for s, e in spans if text[s:e].strip()]
 
+    def _token_spans(self, text: str) -> list[tuple[int, int]]:
+        """The tokenizer's offsets, asked for in pieces cut after whitespace (where there is some);
+        a token longer than LONG_TOKEN_CHARS (an [UNK]) becomes pieces, so passages can cut it."""
+        spans: list[tuple[int, int]] = []
+        start = 0
+        while start < len(text):
+            end = min(len(text), start + OFFSETS_PIECE_CHARS)
+            if end < len(text):
+                space = _SPACE.match(text, start + OFFSETS_PIECE_CHARS // 2, end)
+                end = space.end() if space else end
+            piece = [o for o in self.passage_offsets(text[start:end]) if o[1] > o[0]]
+            spans += [(s + start, e + start) for s, e in piece] if start else piece
+            start = end
+        if any(e - s > LONG_TOKEN_CHARS for s, e in spans):
+            spans = [(p, min(p + LONG_TOKEN_CHARS, e)) for s, e in spans for p in range(s, e, LONG_TOKEN_CHARS)]
+        return spans
+
     def _overlap_start(self, text, offsets, token_starts, sentence_ends, i, next_token, end) -> int:
         """Step back `overlap_tokens` from the cut, preferring a sentence start."""
-        back = max(i + 1, next_token - self.overlap_tokens)
+        by_chars = bisect.bisect_left(token_starts, end - self.overlap_chars, lo=i + 1, hi=next_token)
+        back = max(i + 1, next_token - self.overlap_tokens, by_chars)
         if back >= next_token:
             return max(next_token, i + 1)
         window_start = offsets[back][0]
@@ -96,6 +122,8 @@ class Chunker:
             k = bisect.bisect_left(token_starts, boundary, lo=back)
             if i < k < next_token:
                 return k
+        if next_token < len(offsets) and not _starts_word(text, offsets, next_token):
+            return back  # cut inside a word longer than a passage: overlap inside it too
         return _word_start_at_or_after(text, offsets, back, next_token)
 
     # -- both -----------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import ingest.chunking
 from ingest.chunking import Chunker, join_pages, sentence_units
 from ingest.embedding import SentenceTransformerEmbedder
+from ingest.keywords import index_tokens
 from ingest.readers import read_document
 from ingest.records import Page
 from ingest.tokens import count_block_tokens
@@ -220,6 +221,42 @@ def test_one_huge_line_is_cut_the_same_in_any_window(monkeypatch, geotopo):
     assert chunker.chunk(pages) == whole
     _assert_chunks_map_to_the_text(pages, whole)
     assert max(len(b.text) for b in whole.blocks) < 40_000
+
+
+def test_runs_without_spaces_become_bounded_passages_and_keep_their_words(tokenizer_only):
+    rng = random.Random(7)
+    hex_run = "".join(rng.choice("0123456789abcdef") for _ in range(150_000))
+    b64_run = "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz+/") for _ in range(150_000)
+    )
+    pages = [
+        Page(1, hex_run[:70_000] + "docdeskneedle" + hex_run[70_000:]),  # glued: one "word" of 150 kB
+        Page(2, "a" * 200_000),  # 8 characters a tiktoken token: 64,000-character blocks
+        Page(3, b64_run[:90_000] + "/haystackword/" + b64_run[90_000:]),
+    ]
+    chunker = Chunker(tokenizer_only.token_offsets, tokenizer_only.max_tokens)
+    chunks = chunker.chunk(pages)
+    for passage in chunks.passages:
+        assert len(passage.text) <= 8 * tokenizer_only.max_tokens  # about 2,000 characters, not 64,000
+        assert len(tokenizer_only.token_offsets(passage.text)) <= tokenizer_only.max_tokens
+    assert any("docdeskneedle" in p.text for p in chunks.passages)
+    assert any("haystackword" in index_tokens(p.text).split() for p in chunks.passages)
+    _assert_chunks_map_to_the_text(pages, chunks)
+    assert {p.page for p in chunks.passages} == {1, 2, 3}
+
+
+def test_the_tokenizer_sees_bounded_pieces_with_the_same_offsets(geotopo, tokenizer_only):
+    book, _ = geotopo
+    text = "\n\n".join(p.text for p in book * 2)[:200_000]
+    seen: list[int] = []
+
+    def offsets(piece: str):
+        seen.append(len(piece))
+        return tokenizer_only.token_offsets(piece)
+
+    spans = Chunker(offsets, tokenizer_only.max_tokens)._token_spans(text)
+    assert len(seen) > 3 and max(seen) <= ingest.chunking.OFFSETS_PIECE_CHARS
+    assert spans == [o for o in tokenizer_only.token_offsets(text) if o[1] > o[0]]
 
 
 def test_a_document_over_the_limit_is_cut_with_a_warning(caplog):
