@@ -17,7 +17,7 @@ from .cjk import CJK_RANGES
 from .records import Block, Chunks, Page, Passage
 from .sentences import SentenceWindow, sentence_units
 
-__all__ = ["Chunker", "ChunkStream", "join_pages", "sentence_units"]
+__all__ = ["Chunker", "ChunkStream", "join_pages", "page_starts", "sentence_units"]
 
 log = logging.getLogger(__name__)
 
@@ -275,12 +275,17 @@ class ChunkStream:
 
 def join_pages(pages: list[Page]) -> tuple[str, list[int]]:
     """The document text and the offset where each page starts in it."""
+    return PAGE_SEPARATOR.join(p.text for p in pages), page_starts(pages)
+
+
+def page_starts(pages: list[Page]) -> list[int]:
+    """The offset where each page starts in the document text, without joining it."""
     starts: list[int] = []
     position = 0
     for page in pages:
         starts.append(position)
         position += len(page.text) + len(PAGE_SEPARATOR)
-    return PAGE_SEPARATOR.join(p.text for p in pages), starts
+    return starts
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:

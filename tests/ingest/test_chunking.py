@@ -9,7 +9,7 @@ import re
 import pytest
 
 import ingest.chunking
-from ingest.chunking import Chunker, join_pages, sentence_units
+from ingest.chunking import Chunker, join_pages, page_starts, sentence_units
 from ingest.embedding import SentenceTransformerEmbedder
 from ingest.keywords import index_tokens
 from ingest.readers import read_document
@@ -155,6 +155,7 @@ def _streamed(chunker: Chunker, pages: list[Page], seed: int):
 
 def _assert_chunks_map_to_the_text(pages: list[Page], chunks) -> None:
     text, starts = join_pages(pages)
+    assert page_starts(pages) == starts and all(text.startswith(p.text, s) for p, s in zip(pages, starts, strict=True))
     page_of = [p.number for p in pages]
 
     def page_at(position: int) -> int:
