@@ -228,7 +228,10 @@ class ChunkStream:
         if not units:
             return []
         limit = self.chunker.block_tokens
-        counts = self.chunker.count_block_tokens([self._window.text(s, e) for s, e, _ in units])
+        texts = [self._window.text(s, e) for s, e, _ in units]
+        distinct = list(dict.fromkeys(texts))  # running heads, table rows, log lines: counted once
+        known = dict(zip(distinct, self.chunker.count_block_tokens(distinct), strict=True))
+        counts = [known[t] for t in texts]
         released: list[Passage] = []
         for (start, end, paragraph_end), count in zip(units, counts, strict=True):
             if self._total + count > limit and self._open:
