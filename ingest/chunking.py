@@ -3,70 +3,42 @@
 Blocks are counted in tiktoken cl100k tokens and cut at paragraph or sentence ends.
 Passages are counted in the embedding model's own tokenizer, so that nothing an
 embedder sees is silently truncated, and overlap a little so a fact on a cut survives.
+The text goes through once, in windows, so time per megabyte is flat whatever its shape.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from .cjk import CJK_RANGES
 from .records import Block, Chunks, Page, Passage
+from .sentences import SentenceWindow, sentence_units
+
+__all__ = ["Chunker", "ChunkStream", "join_pages", "page_starts", "sentence_units"]
+
+log = logging.getLogger(__name__)
 
 PAGE_SEPARATOR = "\n\n"
 BLOCK_TOKENS = 8000
 # A block is cut at a paragraph end if one lies in its last quarter, else at a sentence end.
 PARAGRAPH_CUT_FROM = 0.75
-
-# Sentence ends: Latin punctuation before whitespace, CJK full stops anywhere
-# (after NFKC, full-width ！？； have become !?;, so those count when CJK precedes them).
-_CJK = CJK_RANGES
-_SENTENCE_END = re.compile(rf"(?:[.!?…]+[\"'”’»)\]]*(?=\s)|[。！？；]+[”’」』)]*|(?<=[{_CJK}])[!?;]+)")
-_PARAGRAPH_END = re.compile(r"\n\s*\n")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+# Text past this is not indexed, with a warning: 100 million characters (about 100 MB) are
+# 100,000 passages and hours of embedding on a laptop; a hostile file must not take more.
+MAX_DOCUMENT_CHARS = 100_000_000
+# Passages are bounded in characters too: real text has 4-6 characters a token, but a run
+# without spaces (a hex dump) is one word, one [UNK] token however long.
+PASSAGE_CHARS_PER_TOKEN = 8
+LONG_TOKEN_CHARS = 64  # a longer token (an [UNK] for a whole run) counts as pieces of this size
+OFFSETS_PIECE_CHARS = 1 << 16  # the passage tokenizer never sees more at once
+FEED_CHARS = 1 << 20  # a huge page enters the window in slices of this many characters
+_CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+_SPACE = re.compile(r"(?s).*\s")
 
 OffsetsFn = Callable[[str], Sequence[tuple[int, int]]]
 CountFn = Callable[[list[str]], list[int]]
-
-
-@dataclass(frozen=True)
-class _Unit:
-    start: int
-    end: int
-    paragraph_end: bool
-
-
-def sentence_units(text: str) -> list[_Unit]:
-    """Split text into contiguous sentence spans covering all of it."""
-    cuts: dict[int, bool] = {}
-    for match in _SENTENCE_END.finditer(text):
-        cuts.setdefault(match.end(), False)
-    for match in _PARAGRAPH_END.finditer(text):
-        cuts[match.start()] = True
-    units: list[_Unit] = []
-    start = 0
-    for position in sorted(cuts):
-        if position > start:
-            units.append(_Unit(start, position, cuts[position]))
-            start = position
-    if start < len(text):
-        units.append(_Unit(start, len(text), True))
-    return units
-
-
-def _split_long_unit(text: str, unit: _Unit, max_chars: int) -> list[_Unit]:
-    """A 'sentence' longer than a block (a table, a dump): cut at whitespace."""
-    pieces: list[_Unit] = []
-    start = unit.start
-    while unit.end - start > max_chars:
-        space = text.rfind(" ", start + max_chars // 2, start + max_chars)
-        end = space + 1 if space != -1 else start + max_chars
-        pieces.append(_Unit(start, end, False))
-        start = end
-    pieces.append(_Unit(start, unit.end, unit.paragraph_end))
-    return pieces
 
 
 class Chunker:
@@ -79,58 +51,34 @@ class Chunker:
         overlap_tokens: int = 32,
         block_tokens: int = BLOCK_TOKENS,
         count_block_tokens: CountFn | None = None,
+        max_document_chars: int = MAX_DOCUMENT_CHARS,
     ) -> None:
         if count_block_tokens is None:
             from .tokens import count_block_tokens as count_block_tokens
         self.passage_offsets = passage_offsets
         self.passage_tokens = passage_tokens
         self.overlap_tokens = min(overlap_tokens, passage_tokens // 4)
+        self.passage_chars = PASSAGE_CHARS_PER_TOKEN * passage_tokens
+        self.overlap_chars = PASSAGE_CHARS_PER_TOKEN * self.overlap_tokens
         self.block_tokens = block_tokens
         self.count_block_tokens = count_block_tokens
-
-    # -- blocks ---------------------------------------------------------------
-    def block_spans(self, text: str, count: CountFn | None = None) -> list[tuple[int, int, int]]:
-        """(start, end, tokens) of each block."""
-        units: list[_Unit] = []
-        for unit in sentence_units(text):
-            units.extend(_split_long_unit(text, unit, self.block_tokens))  # >= 1 char per token
-        counts = (count or self.count_block_tokens)([text[u.start : u.end] for u in units])
-        blocks: list[tuple[int, int, int]] = []
-        first = 0
-        total = 0
-        last_paragraph: int | None = None  # index after which a paragraph ends
-        paragraph_total = 0
-        for i, (unit, count) in enumerate(zip(units, counts, strict=True)):
-            if total + count > self.block_tokens and i > first:
-                if last_paragraph is not None and paragraph_total >= PARAGRAPH_CUT_FROM * self.block_tokens:
-                    cut, cut_total = last_paragraph + 1, paragraph_total
-                else:
-                    cut, cut_total = i, total
-                blocks.append((units[first].start, units[cut - 1].end, cut_total))
-                first, total = cut, total - cut_total
-                last_paragraph = None
-            total += count
-            if unit.paragraph_end:
-                last_paragraph, paragraph_total = i, total
-        if first < len(units):
-            blocks.append((units[first].start, units[-1].end, total))
-        return blocks
+        self.max_document_chars = max_document_chars
 
     # -- passages -------------------------------------------------------------
     def passage_spans(self, text: str) -> list[tuple[int, int]]:
         """Spans of `text` that each fit `passage_tokens` of the embedder's tokenizer."""
-        offsets = [o for o in self.passage_offsets(text) if o[1] > o[0]]
+        offsets = self._token_spans(text)
         if not offsets:
             return []
         sentence_ends = sorted({u.end for u in sentence_units(text)})
         line_ends = [m.end() for m in re.finditer(r"\n", text)]
-        token_starts = [o[0] for o in offsets]
+        token_starts, token_ends = [o[0] for o in offsets], [o[1] for o in offsets]
         spans: list[tuple[int, int]] = []
         i, n = 0, len(offsets)
-        budget = self.passage_tokens
         while i < n:
-            j = min(n, i + budget)
             start = offsets[i][0]
+            by_chars = bisect.bisect_right(token_ends, start + self.passage_chars, lo=i)
+            j = max(i + 1, min(n, i + self.passage_tokens, by_chars))
             if j == n:
                 spans.append((start, len(text)))  # keep trailing characters the tokenizer ignores
                 break
@@ -145,9 +93,27 @@ class Chunker:
             i = self._overlap_start(text, offsets, token_starts, sentence_ends, i, next_token, end)
         return [_strip(text, s, e) for s, e in spans if text[s:e].strip()]
 
+    def _token_spans(self, text: str) -> list[tuple[int, int]]:
+        """The tokenizer's offsets, asked for in pieces cut after whitespace (where there is some);
+        a token longer than LONG_TOKEN_CHARS (an [UNK]) becomes pieces, so passages can cut it."""
+        spans: list[tuple[int, int]] = []
+        start = 0
+        while start < len(text):
+            end = min(len(text), start + OFFSETS_PIECE_CHARS)
+            if end < len(text):
+                space = _SPACE.match(text, start + OFFSETS_PIECE_CHARS // 2, end)
+                end = space.end() if space else end
+            piece = [o for o in self.passage_offsets(text[start:end]) if o[1] > o[0]]
+            spans += [(s + start, e + start) for s, e in piece] if start else piece
+            start = end
+        if any(e - s > LONG_TOKEN_CHARS for s, e in spans):
+            spans = [(p, min(p + LONG_TOKEN_CHARS, e)) for s, e in spans for p in range(s, e, LONG_TOKEN_CHARS)]
+        return spans
+
     def _overlap_start(self, text, offsets, token_starts, sentence_ends, i, next_token, end) -> int:
         """Step back `overlap_tokens` from the cut, preferring a sentence start."""
-        back = max(i + 1, next_token - self.overlap_tokens)
+        by_chars = bisect.bisect_left(token_starts, end - self.overlap_chars, lo=i + 1, hi=next_token)
+        back = max(i + 1, next_token - self.overlap_tokens, by_chars)
         if back >= next_token:
             return max(next_token, i + 1)
         window_start = offsets[back][0]
@@ -156,6 +122,8 @@ class Chunker:
             k = bisect.bisect_left(token_starts, boundary, lo=back)
             if i < k < next_token:
                 return k
+        if next_token < len(offsets) and not _starts_word(text, offsets, next_token):
+            return back  # cut inside a word longer than a passage: overlap inside it too
         return _word_start_at_or_after(text, offsets, back, next_token)
 
     # -- both -----------------------------------------------------------------
@@ -172,71 +140,128 @@ class Chunker:
 class ChunkStream:
     """Chunks a document while its pages are still arriving.
 
-    Every block but the last one of the text seen so far is final: a block is cut when
-    the next complete sentence would overflow it, and text appended later cannot move
-    that cut. So blocks (and their passages) are released as soon as they are final,
-    and the embedder can work on them while the reader extracts the following pages.
+    A block is cut when the next sentence would overflow it, and text appended later cannot
+    move that cut: so blocks (and their passages) are released as soon as they are final, and
+    the embedder works on them while the reader extracts the next pages. The result is the
+    same however the pages are grouped into calls (see SentenceWindow), and a huge page goes
+    through in slices, so memory holds the pages and chunks plus one window and one block.
     """
 
     def __init__(self, chunker: Chunker) -> None:
         self.chunker = chunker
         self.pages: list[Page] = []
-        self._parts: list[str] = []
-        self._starts: list[int] = []
-        self._length = 0
-        self._final_upto = 0  # text before this offset is cut into final blocks
         self.chunks = Chunks([], [])
-        self._counts: dict[str, int] = {}  # unit text -> tokens; pages arrive often, units rarely change
-
-    def _count(self, texts: list[str]) -> list[int]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._counts]
-        if missing:
-            self._counts.update(zip(missing, self.chunker.count_block_tokens(missing), strict=True))
-        return [self._counts[t] for t in texts]
+        self.warnings: list[str] = []
+        self._starts: list[int] = []  # where each page starts in the text
+        self._window = SentenceWindow(chunker.block_tokens)  # >= 1 character per token
+        self._unfed = 0  # characters fed since units were last taken
+        self._open: list[tuple[int, int]] = []  # units of the block being filled
+        self._total = self._paragraph_total = 0  # its tokens, and those up to its last paragraph end
+        self._last_paragraph: int | None = None  # index in _open after which a paragraph ends
+        self._truncated = False
 
     @property
     def text(self) -> str:
-        return "".join(self._parts)
+        """The whole text so far, joined on every call: for a sample of it, `head` is cheap."""
+        return PAGE_SEPARATOR.join(page.text for page in self.pages)
+
+    def head(self, chars: int) -> str:
+        """The first `chars` characters of the text, without joining the rest."""
+        return PAGE_SEPARATOR.join(p.text for p in self.pages[: bisect.bisect_left(self._starts, chars)])[:chars]
 
     def add_pages(self, pages: list[Page]) -> list[Passage]:
         """Append pages; returns the passages that became final."""
+        released: list[Passage] = []
         for page in pages:
+            page = self._within_limit(page)
+            if page is None:
+                break
             if self.pages:
-                self._parts.append(PAGE_SEPARATOR)
-                self._length += len(PAGE_SEPARATOR)
-            self._starts.append(self._length)
-            self._parts.append(page.text)
-            self._length += len(page.text)
+                released += self._feed(PAGE_SEPARATOR)
+            self._starts.append(self._window.length)
             self.pages.append(page)
-        return self._cut(final=False)
+            released += self._feed(page.text)
+        return released + self._advance(final=False)
 
     def finish(self) -> list[Passage]:
         """No more pages: the rest of the text becomes final too."""
-        return self._cut(final=True)
+        return self._advance(final=True)
+
+    def _within_limit(self, page: Page) -> Page | None:
+        """The page, or as much of it as the document's character limit leaves room for."""
+        if self._truncated:
+            return None
+        limit = self.chunker.max_document_chars
+        room = limit - self._window.length - (len(PAGE_SEPARATOR) if self.pages else 0)
+        if len(page.text) <= room:
+            return page
+        self._truncated = True
+        message = (
+            f"only the first {limit:,} characters are indexed, DocDesk's limit for one document "
+            f"(about {limit / 1e6:g} MB of text): the text stops on page {page.number}"
+        )
+        self.warnings.append(message)
+        log.warning(message)
+        return Page(page.number, page.text[:room]) if room > 0 else None
+
+    def _feed(self, text: str) -> list[Passage]:
+        released: list[Passage] = []
+        for at in range(0, len(text), FEED_CHARS):
+            piece = text[at : at + FEED_CHARS]
+            self._window.feed(piece)
+            self._unfed += len(piece)
+            if self._unfed >= FEED_CHARS:
+                released += self._advance(final=False)
+        return released
+
+    def _advance(self, final: bool) -> list[Passage]:
+        self._unfed = 0
+        released = self._add_units(self._window.units(final))
+        if final and self._open:
+            released += self._close_block(len(self._open), self._total)
+        self._window.release(self._open[0][0] if self._open else self._window.length)
+        return released
+
+    def _add_units(self, units: list[tuple[int, int, bool]]) -> list[Passage]:
+        """Fill the open block; when the next unit would overflow it, cut at its last paragraph
+        end if that lies in its last quarter, else before this unit."""
+        if not units:
+            return []
+        limit = self.chunker.block_tokens
+        texts = [self._window.text(s, e) for s, e, _ in units]
+        distinct = list(dict.fromkeys(texts))  # running heads, table rows, log lines: counted once
+        known = dict(zip(distinct, self.chunker.count_block_tokens(distinct), strict=True))
+        counts = [known[t] for t in texts]
+        released: list[Passage] = []
+        for (start, end, paragraph_end), count in zip(units, counts, strict=True):
+            if self._total + count > limit and self._open:
+                if self._last_paragraph is not None and self._paragraph_total >= PARAGRAPH_CUT_FROM * limit:
+                    released += self._close_block(self._last_paragraph + 1, self._paragraph_total)
+                else:
+                    released += self._close_block(len(self._open), self._total)
+            self._open.append((start, end))
+            self._total += count
+            if paragraph_end:
+                self._last_paragraph, self._paragraph_total = len(self._open) - 1, self._total
+        return released
+
+    def _close_block(self, cut: int, tokens: int) -> list[Passage]:
+        start, end = self._open[0][0], self._open[cut - 1][1]
+        del self._open[:cut]
+        self._total -= tokens
+        self._last_paragraph = None
+        return self._add_block(start, end, tokens)
 
     def _page_at(self, position: int) -> int:
         return self.pages[max(0, bisect.bisect_right(self._starts, position) - 1)].number
 
-    def _cut(self, final: bool) -> list[Passage]:
-        text = self.text
-        spans = self.chunker.block_spans(text[self._final_upto :], self._count)
-        if not final:
-            spans = spans[:-1]
-        if spans:
-            self._counts.clear()  # the units of released blocks will not be counted again
-        released: list[Passage] = []
-        for b_start, b_end, tokens in spans:
-            b_start, b_end = b_start + self._final_upto, b_end + self._final_upto
-            released += self._add_block(text, b_start, b_end, tokens)
-        if spans:
-            self._final_upto = spans[-1][1] + self._final_upto
-        return released
-
-    def _add_block(self, text: str, b_start: int, b_end: int, tokens: int) -> list[Passage]:
-        b_start, b_end = _strip(text, b_start, b_end)
-        if b_end <= b_start:
+    def _add_block(self, b_start: int, b_end: int, tokens: int) -> list[Passage]:
+        raw = self._window.text(b_start, b_end)
+        start, end = _strip(raw, 0, len(raw))
+        if end <= start:
             return []
-        block_text = text[b_start:b_end]
+        block_text = raw[start:end]
+        b_start, b_end = b_start + start, b_start + end
         ordinal = len(self.chunks.blocks)
         self.chunks.blocks.append(
             Block(ordinal, b_start, b_end, self._page_at(b_start), self._page_at(b_end - 1), tokens, block_text)
@@ -245,7 +270,7 @@ class ChunkStream:
         for p_ordinal, (s, e) in enumerate(self.chunker.passage_spans(block_text)):
             start, end = b_start + s, b_start + e
             passages.append(
-                Passage(ordinal, p_ordinal, start, end, self._page_at(start), self._page_at(end - 1), text[start:end])
+                Passage(ordinal, p_ordinal, start, end, self._page_at(start), self._page_at(end - 1), block_text[s:e])
             )
         self.chunks.passages += passages
         return passages
@@ -253,12 +278,17 @@ class ChunkStream:
 
 def join_pages(pages: list[Page]) -> tuple[str, list[int]]:
     """The document text and the offset where each page starts in it."""
+    return PAGE_SEPARATOR.join(p.text for p in pages), page_starts(pages)
+
+
+def page_starts(pages: list[Page]) -> list[int]:
+    """The offset where each page starts in the document text, without joining it."""
     starts: list[int] = []
     position = 0
     for page in pages:
         starts.append(position)
         position += len(page.text) + len(PAGE_SEPARATOR)
-    return PAGE_SEPARATOR.join(p.text for p in pages), starts
+    return starts
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
