@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fast", action="store_true", help="only the small forms, as CI runs them")
     parser.add_argument("--only", nargs="+", metavar="WORD", help="only attacks whose names contain a WORD")
     parser.add_argument("--no-write", action="store_true", help=f"print the table, do not write {RESULTS.name}")
+    parser.add_argument("--append", action="store_true", help=f"add the table to {RESULTS.name} as a new section")
     args = parser.parse_args(argv)
     attacks = selected(args.fast, args.only)
     started, host, began = datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), machine(), time.perf_counter()
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = report(rows, command, time.perf_counter() - began, started, host)
     print(text)
+    if args.append and RESULTS.exists():
+        text = RESULTS.read_text(encoding="utf-8") + "\n" + text.replace("# DocDesk reliability attacks", "## Run", 1)
     if not args.no_write:
         RESULTS.write_text(text, encoding="utf-8")
     return 1 if any(r.result == "fail" for r in rows) else 0
