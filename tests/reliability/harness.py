@@ -120,6 +120,15 @@ class Running:
         self.process = subprocess.Popen(
             command, cwd=CLI_ROOT, env=lab.env(library), stdout=self.out, stderr=self.err, start_new_session=True
         )
+        lab.cleanups.append(self.stop)
+
+    def stop(self) -> None:
+        """Whatever an attack that failed half-way left running goes: the meter, the CLI, its reader."""
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.out.close()
+        self.err.close()
 
     def cli_pid(self, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
