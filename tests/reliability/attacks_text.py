@@ -58,8 +58,11 @@ def huge_text(lab: Lab, text_mb: int, line_mb: int, limit_s: float) -> str:
     expect(lab.peak_mb < 800 + 12 * text_mb + 40 * line_mb, f"peak memory {lab.peak_mb:.0f} MB")
     longest = _bounded_passages(library)
     if text_mb * 2**20 > MAX_DOCUMENT_CHARS:
+        stored = query(library, "SELECT sum(length(text)) FROM pages")[0][0]
+        expect(stored <= MAX_DOCUMENT_CHARS, f"{stored:,} characters stored, over the limit")
         warnings = added["log.txt"]["warnings"]
-        expect(any("100,000,000 characters" in w for w in warnings), f"no warning of the cut: {warnings}")
+        cut = f"{stored:,} of {text_mb * 2**20:,} characters stored"
+        expect(any("100,000,000 characters" in w for w in warnings), f"{cut}, but add reports no warning: {warnings}")
     consistent(library)
     sizes = {"log.txt": f"{text_mb} MB", "line.pdf": f"{line_mb} MB line in {paths[-1].stat().st_size // 1024} kB"}
     parts = [f"{p.name} ({sizes[p.name]}): {added[p.name]['passages']} passages" for p in paths]
