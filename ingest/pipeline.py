@@ -325,8 +325,9 @@ class Ingestor:
             self.library.set_meta("embedding_dim", str(vectors.shape[1]))
         started = time.perf_counter()
         pages = builder.stream.pages
-        result = ReadResult(finished.format, pages, finished.title, finished.synthetic_pages, finished.warnings)
-        language = guess_language(builder.stream.text)
+        warnings = finished.warnings + builder.stream.warnings  # the chunker's: a text cut at its limit
+        result = ReadResult(finished.format, pages, finished.title, finished.synthetic_pages, warnings)
+        language = guess_language(builder.stream.head(20_000))  # not the whole text joined
         self.library.store_indexed(
             IndexedDocument(job.file.doc_id, job.file, result, chunks, vectors, language, self.embedder.name)
         )

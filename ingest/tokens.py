@@ -16,4 +16,6 @@ def block_encoding():
 
 def count_block_tokens(texts: list[str]) -> list[int]:
     encoding = block_encoding()
-    return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=2)]
+    # A plain loop: the batch call's thread pool cost more than it saved (0.99 s against 0.41 s
+    # on 1 MB of sentences), with the same counts.
+    return [len(encoding.encode_ordinary(text)) for text in texts]

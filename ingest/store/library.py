@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..chunking import join_pages
+from ..chunking import page_starts
 from ..keywords import index_tokens
 from ..records import Chunks, Page
 from .open_errors import DB_NAME, storage_errors
@@ -164,7 +164,7 @@ class Library(PassageReads):
     def store_indexed(self, item: IndexedDocument) -> None:
         """Write one document, its pages, blocks, passages, vectors and keywords atomically."""
         read = item.read
-        _, starts = join_pages(read.pages)
+        starts = page_starts(read.pages)
         with self.transaction() as conn:
             conn.execute("DELETE FROM blocks WHERE doc_id = ?", (item.doc_id,))  # leftovers of an older model
             conn.execute("DELETE FROM pages WHERE doc_id = ?", (item.doc_id,))
@@ -193,7 +193,7 @@ class Library(PassageReads):
 
     def replace_content(self, doc_id: str, pages: list[Page], chunks: Chunks, vectors, embed_model: str) -> None:
         """Re-chunked, re-embedded content for an indexed document (after a model switch)."""
-        _, starts = join_pages(pages)
+        starts = page_starts(pages)
         with self.transaction() as conn:
             conn.execute("DELETE FROM blocks WHERE doc_id = ?", (doc_id,))
             conn.execute("DELETE FROM pages WHERE doc_id = ?", (doc_id,))
