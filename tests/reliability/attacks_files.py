@@ -145,4 +145,4 @@ def docx_bombs(lab: Lab, megabytes: int) -> str:
         expect("(a zip bomb?)" in failed.get(path.name, ""), f"{path.name}: {failed.get(path.name, 'indexed')}")
     expect(lab.peak_mb < 400 and lab.seconds < 60, f"{lab.peak_mb:.0f} MB, {lab.seconds:.0f} s")
     sizes = ", ".join(f"{p.stat().st_size / 2**20:.1f} MB" for p in paths)
-    return f"exit 1 ({sizes} files): {next(iter(failed.values()))[:70]}…"
+    return f"exit 1 ({sizes} {'file' if len(paths) == 1 else 'files'}): {next(iter(failed.values()))[:70]}…"

@@ -155,7 +155,7 @@ class Running:
             self.args,
             report["rc"] if report else None,
             self.out.read(),
-            self.err.read(),
+            self.err.read().replace(str(self.lab.work), "…"),  # reasons read the same wherever the attack ran
             report["seconds"] if report else time.perf_counter() - self.started,
             report["peak_kb"] / 1024 if report else 0.0,
         )

@@ -66,7 +66,7 @@ def report(rows: list[Row], command: str, wall_s: float, started: str, host: str
     return (
         "# DocDesk reliability attacks\n\n"
         f"- date: {started}\n- machine: {host}\n- command: `{command}`\n"
-        f"- {len(rows)} attacks: {counts['pass']} passed, {counts['fail']} failed, {counts['skipped']} skipped; "
+        f"- {len(rows)} attack{'s' if len(rows) != 1 else ''}: {counts['pass']} passed, {counts['fail']} failed, {counts['skipped']} skipped; "
         f"{wall_s:.0f} s in all (time and memory below are the `docdesk` processes' own: wall seconds of its "
         "runs, and the largest resident set of the CLI or its reader process)\n\n"
         f"{table(rows)}\n"
