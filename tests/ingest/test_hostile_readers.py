@@ -17,6 +17,7 @@ import pytest
 
 from ingest.errors import DamagedDocument, EmptyDocument, IngestError, UnsupportedFormat
 from ingest.readers import read_document
+from tests.pdf_bytes import pdf_from_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
@@ -364,16 +365,7 @@ def write_pdf(path: Path, contents: list[bytes]) -> Path:
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R %s >>" % (4 + 2 * i, _FONT)
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
+    return pdf_from_objects(path, objects)
 
 
 def test_pdf_whose_extraction_fails_on_every_page_says_so_not_ocr(tmp_path):

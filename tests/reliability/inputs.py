@@ -22,24 +22,12 @@ from tests.ingest.test_hostile_readers import (
 )
 
 __all__ = ["BROKEN", "write_pdf", "zeros_bomb", "untitled_docx"]
+from tests.pdf_bytes import pdf_from_objects
+
 MB = 1024 * 1024
 _FONT = b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
 
 # ---------------------------------------------------------------- PDF
-
-
-def pdf_from_objects(path: Path, objects: list[bytes]) -> Path:
-    """A PDF of the given objects (object 1 is the catalog) with a correct cross-reference table."""
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
-    return path
 
 
 def _text_stream(text: bytes, compress: bool = False) -> bytes:
