@@ -16,7 +16,7 @@ from ..sniff import detect_format
 from .docx import read_docx
 from .html import read_html
 from .pdf import PdfStream
-from .text import read_text
+from .text import TextStream
 
 __all__ = ["DocumentStream", "finish_result", "open_document", "read_document"]
 
@@ -57,7 +57,7 @@ def open_document(path: Path, password: str | None = None, data: bytes | None = 
         return _Whole(read_docx(path, data))
     if fmt == "html":
         return _Whole(read_html(path, data))
-    return _Whole(read_text(path, data))
+    return TextStream(data, "markdown" if path.suffix.lower() in (".md", ".markdown") else "text")
 
 
 def finish_result(stream: DocumentStream, pages: list[Page], path: Path) -> ReadResult:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..chunking import MAX_DOCUMENT_CHARS
 from ..errors import EmptyDocument, UnsupportedFormat
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
@@ -58,21 +60,56 @@ class Decoded:
     warnings: list[str] = field(default_factory=list)
 
 
+SLICE_BYTES = 1 << 20  # bytes are scanned and decoded this many at a time
+
+
+def _slices(data: bytes, size: int = 0) -> Iterator[memoryview]:
+    size = size or SLICE_BYTES
+    view = memoryview(data)
+    for start in range(0, len(data), size):
+        yield view[start : start + size]
+
+
 def _refuse_binary(data: bytes) -> None:
-    if data.count(0) > len(data) // _MAX_NUL_SHARE:
+    nuls = controls = 0
+    for piece in _slices(data):  # in slices: a 200 MB file must not be copied whole
+        raw = bytes(piece)
+        nuls += raw.count(0)
+        controls += len(raw) - len(raw.translate(None, _CONTROL_BYTES))
+    if nuls > len(data) // _MAX_NUL_SHARE:
         raise UnsupportedFormat("binary content (NUL bytes): not a text file")
-    controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
     if controls > len(data) // _MAX_CONTROL_SHARE:
         raise UnsupportedFormat(f"binary content ({controls} control bytes in {len(data)}): not a text file")
 
 
 def _bad_utf8(data: bytes) -> tuple[int, int]:
     """(invalid sequences, valid non-ASCII characters) when `data` is read as UTF-8."""
-    text = data.decode("utf-8", errors="replace")
+    bad = non_ascii = 0
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for piece in _slices(data):
+        text = decoder.decode(piece)
+        replaced = text.count("\ufffd")
+        bad += replaced
+        non_ascii += len(text) - len(text.encode("ascii", "ignore")) - replaced
+    text = decoder.decode(b"", final=True)
+    bad += text.count("\ufffd")
     genuine = data.count(_UTF8_REPLACEMENT)  # U+FFFD written on purpose is not damage
-    bad = text.count("\ufffd") - genuine
-    non_ascii = len(text) - len(text.encode("ascii", "ignore")) - bad - genuine
-    return bad, non_ascii
+    return bad - genuine, non_ascii - genuine
+
+
+def _is_utf8(data: bytes) -> bool:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for piece in _slices(data):
+            decoder.decode(piece)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+# charset-normalizer samples the bytes anyway; giving it at most this many keeps it fast.
+_DETECTION_SAMPLE = 8 << 20
 
 
 def detect_encoding(data: bytes) -> str:
@@ -86,17 +123,14 @@ def detect_encoding(data: bytes) -> str:
     if utf16:
         return utf16
     _refuse_binary(data)
-    try:
-        data.decode("utf-8")
+    if _is_utf8(data):
         return "utf-8"
-    except UnicodeDecodeError:
-        pass
     bad, non_ascii = _bad_utf8(data)
     if bad * _MIN_GOOD_PER_BAD <= non_ascii:
         return "utf-8"
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data).best()
+    best = from_bytes(data[:_DETECTION_SAMPLE]).best()
     if best is not None:
         return _WIDEN.get(best.encoding, best.encoding)
     if bad * _MAX_BAD_UTF8_SHARE <= len(data):
@@ -121,19 +155,38 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     return decoded.text, decoded.encoding
 
 
+class Paginator:
+    """Cuts text, fed in pieces that end at paragraph ends, into synthetic pages of about
+    `page_chars` characters at paragraph ends."""
+
+    def __init__(self, page_chars: int = SYNTHETIC_PAGE_CHARS) -> None:
+        self.page_chars = page_chars
+        self.count = 0
+        self._current: list[str] = []
+        self._length = 0
+
+    def _page(self) -> Page:
+        self.count += 1
+        text = "".join(self._current).strip()
+        self._current, self._length = [], 0
+        return Page(self.count, text)
+
+    def feed(self, text: str) -> Iterator[Page]:
+        for paragraph in re.split(r"(?<=\n)\n+", text):
+            if self._current and self._length + len(paragraph) > self.page_chars:
+                yield self._page()
+            self._current.append(paragraph + "\n")
+            self._length += len(paragraph) + 1
+
+    def finish(self) -> Iterator[Page]:
+        if "".join(self._current).strip() or not self.count:
+            yield self._page()
+
+
 def paginate(text: str, page_chars: int = SYNTHETIC_PAGE_CHARS) -> list[Page]:
     """Cut text into synthetic pages at paragraph ends, about `page_chars` long."""
-    paragraphs = re.split(r"(?<=\n)\n+", text)
-    pages: list[Page] = []
-    current = ""
-    for paragraph in paragraphs:
-        if current and len(current) + len(paragraph) > page_chars:
-            pages.append(Page(len(pages) + 1, current.strip()))
-            current = ""
-        current += paragraph + "\n"
-    if current.strip() or not pages:
-        pages.append(Page(len(pages) + 1, current.strip()))
-    return pages
+    paginator = Paginator(page_chars)
+    return [*paginator.feed(text), *paginator.finish()]
 
 
 def _markdown_title(text: str) -> str:
@@ -151,8 +204,92 @@ def text_to_result(text: str, fmt: str, title: str = "", warnings: list[str] | N
     return ReadResult(fmt, paginate(text), title=title, synthetic_pages=True, warnings=warnings or [])
 
 
+# A text file is decoded, repaired and paged this many characters at a time, cut at a
+# paragraph end where one is near, so memory stays a small multiple of the file, not ten.
+PIECE_CHARS = 1 << 20
+_PARAGRAPH_END = re.compile(r"\n[^\S\n]*\n")
+_ENDS_PARAGRAPH = re.compile(r"\n[^\S\n]*\n\s*\Z")
+
+
+def _cut(buffer: str) -> int:
+    """Where to end the next piece of `buffer`: its last paragraph end, else its last line end,
+    else its last space, else anywhere (a file that is one endless word)."""
+    ends = [m.end() for m in _PARAGRAPH_END.finditer(buffer, len(buffer) // 2)]
+    if ends:
+        return ends[-1]
+    for mark in ("\n", " "):
+        at = buffer.rfind(mark, len(buffer) // 2)
+        if at > 0:
+            return at + 1
+    return len(buffer)
+
+
+class TextStream:
+    """A text file's pages as they are decoded, piece by piece; decoding stops once the
+    chunker's limit for one document is passed (the chunker warns about the cut)."""
+
+    synthetic_pages = True
+
+    def __init__(self, data: bytes, fmt: str, max_chars: int = MAX_DOCUMENT_CHARS) -> None:
+        self.format = fmt
+        self.title = ""
+        self._data = data
+        self._max_chars = max_chars
+        self.encoding = detect_encoding(data)
+        self._warnings = [] if self.encoding in ("utf-8", "utf-8-sig") else [f"decoded as {self.encoding}"]
+        self._replaced = 0
+        self._done = False
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self._done or self._replaced <= 0:
+            return list(self._warnings)
+        damage = f"{self._replaced} invalid byte sequence(s) replaced by U+FFFD (damaged {self.encoding} text?)"
+        return [*self._warnings, damage]
+
+    def _pieces(self) -> Iterator[tuple[str, bool]]:
+        """Decoded text in pieces, each with whether it ends a paragraph."""
+        decoder = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+        genuine = self.encoding.startswith("utf-8")
+        buffer = ""
+        for piece in _slices(self._data):
+            raw = bytes(piece)
+            text = decoder.decode(raw)
+            if genuine:  # U+FFFD written on purpose is not damage
+                self._replaced -= raw.count(_UTF8_REPLACEMENT)
+            buffer += text
+            if len(buffer) >= PIECE_CHARS:
+                # keep a trailing CR back: its LF may start the next slice
+                end = _cut(buffer[:-1] if buffer.endswith("\r") else buffer)
+                piece, buffer = buffer[:end], buffer[end:]
+                yield piece, _ENDS_PARAGRAPH.search(piece, max(0, end - 256)) is not None
+        yield buffer + decoder.decode(b"", final=True), True
+
+    def pages(self) -> Iterator[Page]:
+        paginator = Paginator()
+        produced = 0
+        for raw, ends_paragraph in self._pieces():
+            self._replaced += raw.count("\ufffd")
+            text = normalize_text(raw)
+            if self.format == "markdown" and not self.title and not paginator.count:
+                self.title = _markdown_title(text)
+            if text:
+                # The paginator ends every paragraph it is fed with one line break: a second one
+                # when the piece ended a paragraph, none when it was cut inside one.
+                yield from paginator.feed(text + "\n" if ends_paragraph else text)
+                produced += len(text)
+            if produced > self._max_chars:
+                break  # past what the chunker keeps: reading on costs memory for nothing
+        self._done = True
+        if produced:
+            yield from paginator.finish()
+
+
 def read_text(path: Path, data: bytes | None = None) -> ReadResult:
-    decoded = decode(path.read_bytes() if data is None else data)
+    """The whole text file at once (for callers that want a ReadResult)."""
     fmt = "markdown" if path.suffix.lower() in (".md", ".markdown") else "text"
-    title = _markdown_title(decoded.text) if fmt == "markdown" else ""
-    return text_to_result(decoded.text, fmt, title, decoded.warnings)
+    stream = TextStream(path.read_bytes() if data is None else data, fmt)
+    pages = list(stream.pages())
+    if not pages:
+        raise EmptyDocument("no text in the file")
+    return ReadResult(fmt, pages, title=stream.title, synthetic_pages=True, warnings=stream.warnings)
