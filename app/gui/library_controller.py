@@ -55,15 +55,26 @@ class LibraryController(QObject):
 
     # -- the list -------------------------------------------------------------------------
     def refresh(self) -> None:
-        Op(self.workers, "store", "list", lambda _ctx: self.desk.documents()).success(self._show).run()
+        def work(_ctx):
+            return self.desk.documents(), self.desk.library.read_only
 
-    def _show(self, docs) -> None:
+        Op(self.workers, "store", "list", work).success(self._show).run()
+
+    def _show(self, listing) -> None:
+        docs, read_only = listing
         self.pane.show_documents(docs)
         indexed = [d for d in docs if d.status == "indexed"]
         passages = sum(d.passages for d in indexed)
-        self.counts.setText(
-            self.tr("%1 documents · %2 passages").replace("%1", str(len(indexed))).replace("%2", str(passages))
-        )
+        text = self.tr("%1 documents · %2 passages").replace("%1", str(len(indexed))).replace("%2", str(passages))
+        tip = ""
+        if read_only:  # say it before the user tries to add: every write would fail
+            text += " · " + self.tr("read-only")
+            tip = self.tr(
+                "The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). "
+                "Search, ask and summarize work; adding, removing and saving chats do not."
+            ).replace("%1", str(self.desk.settings.library))
+        self.counts.setText(text)
+        self.counts.setToolTip(tip)
         self.changed.emit()
 
     # -- adding ---------------------------------------------------------------------------

@@ -50,8 +50,8 @@ class LibraryReadOnly(LibraryError):
     def __init__(self, folder: Path, detail: str = "", message: str = "") -> None:
         super().__init__(
             message
-            or f"the library at {folder} is read-only{detail}: search, list and ask work, "
-            "add, remove, sync and summarize need write access"
+            or f"the library at {folder} is read-only{detail}: search, list, ask and summarize work, "
+            "add, remove and sync need write access"
         )
         self.folder = folder
 

@@ -157,9 +157,12 @@ def test_a_read_only_library_serves_list_search_and_ask(tmp_path, read_only_libr
     config.write_text('[llm]\nbackend = "fake"\n', encoding="utf-8")
     asked = docdesk(lib, "ask", "what", "makes", "tides", "rise?", code=0, config=config)
     assert "Fake reply" in asked.stdout and f"chat not saved: the library at {lib} is read-only" in asked.stderr
+    tides = next(d["doc_id"] for d in listed if d["path"].endswith("tides.md"))
+    summary = docdesk(lib, "summarize", tides, code=0, config=config)  # its steps are not cached
+    assert summary.stdout.strip() and "summary steps are not cached" in summary.stderr
 
-    message = f"docdesk: the library at {lib} is read-only: search, list and ask work, "
-    message += "add, remove, sync and summarize need write access"
+    message = f"docdesk: the library at {lib} is read-only: search, list, ask and summarize work, "
+    message += "add, remove and sync need write access"
     note = tmp_path / "new.md"
     note.write_text("# New\n\nA note that cannot be added.", encoding="utf-8")
     assert one_line_error(docdesk(lib, "add", str(note), code=3)) == message
@@ -221,3 +224,20 @@ def test_random_garbage_over_the_passages_says_damaged(tmp_path, template):
     overwrite_page(lib / "library.sqlite", "passages", garbage)
     line = one_line_error(docdesk(lib, "search", "kettle", code=2))
     assert line.startswith("docdesk: the library database is damaged (")
+
+
+def test_the_window_says_the_library_is_read_only(read_only_library, request):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    pytest.importorskip("pytestqt")
+    qtbot = request.getfixturevalue("qtbot")
+    from app.gui.main_window import MainWindow
+    from app.services import DocDesk
+    from app.settings import Settings
+
+    window = MainWindow(DocDesk(Settings(library=read_only_library)), warm_up=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: "read-only" in window.library_label.text(), timeout=60_000)
+    assert window.library_label.text() == "2 documents · 2 passages · read-only"
+    assert "cannot be written" in window.library_label.toolTip()
+    window.close()
