@@ -54,12 +54,12 @@ def test_encrypted_pdf_needs_its_password(corpus):
 
 def test_scanned_pages_are_reported_and_text_pages_kept(corpus):
     result = read_document(corpus / "pdf-samples" / "007-imagemagick-images/imagemagick-images.pdf")
-    assert any("no text layer (scanned?)" in w for w in result.warnings)
+    assert any("no text layer nor text found by OCR" in w for w in result.warnings)  # photos, no print
     assert any(p.text for p in result.pages)
 
 
 def test_image_only_pdf_fails_with_scan_reason(corpus):
-    with pytest.raises(EmptyDocument, match=r"no text layer \(scanned\?\)"):
+    with pytest.raises(EmptyDocument, match=r"no text layer, and OCR found no printed text"):
         read_document(corpus / "pdf-samples" / "019-grayscale-image/grayscale-image.pdf")
 
 
@@ -153,11 +153,13 @@ def test_content_beats_extension(tmp_path):
     (tmp_path / "notes").write_text("no extension but plain text", encoding="utf-8")
     (tmp_path / "pdf-with-wrong-name.txt").write_bytes(b"%PDF-1.4\n")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    (tmp_path / "notes.xyz").write_text("plain text under a name DocDesk does not claim", encoding="utf-8")
     assert detect_format(tmp_path / "notes", (tmp_path / "notes").read_bytes()) == "text"
     with pytest.raises(UnsupportedFormat, match="named .txt but the content is a PDF"):
         detect_format(tmp_path / "pdf-with-wrong-name.txt", (tmp_path / "pdf-with-wrong-name.txt").read_bytes())
-    with pytest.raises(UnsupportedFormat, match="unsupported file type .png"):
-        detect_format(tmp_path / "image.png", (tmp_path / "image.png").read_bytes())
+    assert detect_format(tmp_path / "image.png", (tmp_path / "image.png").read_bytes()) == "image"
+    with pytest.raises(UnsupportedFormat, match="unsupported file type .xyz"):
+        detect_format(tmp_path / "notes.xyz", (tmp_path / "notes.xyz").read_bytes())
 
 
 def test_markdown_gets_synthetic_pages_and_its_heading_as_title(tmp_path):

@@ -1,0 +1,78 @@
+"""CSV and TSV as a table: the rows of one sheet in `header: value` lines, on pages cut at row ends.
+
+The encoding is found as for any text file; the delimiter by csv.Sniffer (a .tsv is tab
+separated). Text that does not parse as a table (a note saved as .csv, one value a line)
+returns None, and the caller reads it as plain text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..records import ReadResult
+from .sheet_pages import Row, SheetWriter
+from .text import decode
+
+_SNIFF_CHARS = 64 * 1024  # csv.Sniffer's regular expressions are slow on long samples
+_DELIMITERS = ",;\t|"
+_SAMPLE_ROWS = 50
+# Most rows of a table have the same number of cells; a few short ones (a comment, a total) may not.
+_MIN_REGULAR_SHARE = 0.6
+
+
+def read_csv(path: Path, data: bytes) -> ReadResult | None:
+    """The table in `data`, or None when it is not one."""
+    decoded = decode(data)
+    text = decoded.text.removeprefix("\ufeff")
+    dialect = _dialect(text, path.suffix.lower() == ".tsv")
+    if dialect is None:
+        return None
+    writer = SheetWriter()
+    try:
+        writer.add_sheet(path.name, _rows(text, dialect), name_single_page=False)
+    except csv.Error:  # a field over csv's size limit, a NUL inside quotes ...: no table after all
+        return None
+    return ReadResult("csv", writer.pages, synthetic_pages=writer.split, warnings=decoded.warnings)
+
+
+def _dialect(text: str, tab_separated: bool) -> dict | None:
+    """csv.reader's format parameters for `text`, or None when it is not a table."""
+    sample = text[:_SNIFF_CHARS]
+    if len(text) > _SNIFF_CHARS and "\n" in sample:
+        sample = sample[: sample.rindex("\n")]  # a cut row would sniff as another shape
+    if tab_separated:
+        dialect = {"delimiter": "\t"}
+    else:
+        try:
+            sniffed = csv.Sniffer().sniff(sample, delimiters=_DELIMITERS)
+        except csv.Error:
+            return None
+        # Only the delimiter, quote and spacing are taken: the sniffer's guess of `doublequote`
+        # is often wrong, and nearly every writer doubles quotes inside quoted cells (as Excel).
+        dialect = {
+            "delimiter": sniffed.delimiter,
+            "quotechar": sniffed.quotechar or '"',
+            "skipinitialspace": sniffed.skipinitialspace,
+        }
+    return dialect if _is_tabular(sample, dialect) else None
+
+
+def _is_tabular(sample: str, dialect: dict) -> bool:
+    try:
+        widths = [len(row) for row in csv.reader(io.StringIO(sample), **dialect) if any(c.strip() for c in row)]
+    except csv.Error:
+        return False
+    widths = widths[:_SAMPLE_ROWS]
+    if len(widths) < 2:
+        return False
+    width, count = Counter(widths).most_common(1)[0]
+    return width >= 2 and count >= _MIN_REGULAR_SHARE * len(widths)
+
+
+def _rows(text: str, dialect: dict) -> Iterator[Row]:
+    for number, cells in enumerate(csv.reader(io.StringIO(text), **dialect), start=1):
+        yield number, [" ".join(cell.split()) for cell in cells]
