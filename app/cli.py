@@ -79,6 +79,8 @@ def _cmd_list(desk, args) -> int:
     lines = []
     for d in docs:
         state = d.status if d.status == "indexed" else f"{d.status}: {d.reason}" if d.reason else d.status
+        if d.ocr_pages:  # how far to trust the text: it was read from page images
+            state += f", OCR {d.ocr_pages}p conf {d.ocr_confidence:.2f}"
         lines.append(
             f"{d.id[:12]}  {d.format or '?':8} {d.pages:4}p {d.passages:5} passages  {d.title or Path(d.path).name}  [{state}]"
         )

@@ -109,7 +109,7 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit) -> 
         for page in stream.pages():
             pages.append(page)
             batch.append(page)
-            if len(batch) >= PAGES_PER_MESSAGE:
+            if len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds: report it
                 emit(Pages(job, batch))
                 batch = []
         if batch:

@@ -6,11 +6,24 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class PageOcr:
+    """How a page's text was recognised from its image: the mean line confidence, the degrees
+    the image was turned to read it, and each line as (start, end, x0, y0, x1, y1, score):
+    its offsets in the page text and its box as fractions of the page's width and height."""
+
+    confidence: float
+    lines: tuple[tuple[int, int, float, float, float, float, float], ...] = ()
+    rotated: int = 0  # the image was turned this many degrees clockwise to read it ...
+    skew: float = 0.0  # ... and then this many to level its lines: boxes are of that image
+
+
+@dataclass(frozen=True)
 class Page:
     """One citable page. `number` is 1-based; synthetic for formats without pages."""
 
     number: int
     text: str
+    ocr: PageOcr | None = None  # set when the text comes from OCR of the page image
 
 
 @dataclass

@@ -4,18 +4,38 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .ocr_pages import OcrTally, page_ocr
 
 log = logging.getLogger(__name__)
 
 # A page with fewer visible characters than this is treated as having no text layer.
 MIN_PAGE_CHARS = 8
 _ERROR_CHARS = 200  # of an extraction error's message, in warnings and reasons
+# A text layer is garbage (a broken font encoding, a scanner's junk layer) when more than this
+# share of its visible characters are unassigned, private-use or replacement characters.
+GARBAGE_SHARE = 0.3
+RENDER_DPI = 300  # scans are rendered for OCR at this resolution, within ingest.ocr's pixel bounds
+
+
+def ocr_enabled() -> bool:
+    """OCR of pages without a usable text layer; DOCDESK_OCR=0 turns it off (it is slow on a laptop)."""
+    return os.environ.get("DOCDESK_OCR", "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+def _garbage(text: str) -> bool:
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return False
+    odd = sum(1 for c in visible if c == "\ufffd" or unicodedata.category(c) in ("Co", "Cn", "Cs"))
+    return odd > GARBAGE_SHARE * len(visible)
 
 
 def _quiet_pypdf() -> None:
@@ -77,8 +97,13 @@ class PdfStream:
                 raise EncryptedDocument("encrypted: a password is needed (pass --password)") from exc
             raise DamagedDocument(_damage_reason(data, exc)) from exc
         self.title = _title(self._reader)
-        self._empty: list[int] = []  # pages whose extraction gave (almost) no text
+        self._data = data
+        self._rendered = None  # the pypdfium2 document, opened for the first page that needs OCR
+        self._ocr = ocr_enabled()
+        self.tally = OcrTally()
+        self._empty: list[int] = []  # pages with (almost) no text, from the text layer or OCR
         self._failed: dict[int, str] = {}  # pages whose extraction raised: the error
+        self._ocr_failed: dict[int, str] = {}
 
     def pages(self) -> Iterator[Page]:
         for number in range(1, self.page_count + 1):
@@ -88,9 +113,37 @@ class PdfStream:
                 self._failed[number] = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
                 text = ""
             else:
+                if self._ocr and (len(text.strip()) < MIN_PAGE_CHARS or _garbage(text)):
+                    page = self._ocr_page(number)
+                    if page is not None:
+                        yield page
+                        continue
                 if len(text.strip()) < MIN_PAGE_CHARS:
                     self._empty.append(number)
             yield Page(number, text)
+
+    def _ocr_page(self, number: int) -> Page | None:
+        """The page rendered and read by OCR; None if rendering failed (the reason is kept)."""
+        from ..ocr import MAX_PIXELS, MAX_SIDE, ocr_image
+
+        try:
+            if self._rendered is None:
+                import pypdfium2
+
+                self._rendered = pypdfium2.PdfDocument(self._data)
+            page = self._rendered[number - 1]
+            width, height = page.get_size()  # points
+            scale = min(RENDER_DPI / 72, MAX_SIDE / max(width, height, 1), (MAX_PIXELS / max(width * height, 1)) ** 0.5)
+            image = page.render(scale=scale).to_pil()
+            page.close()
+        except Exception as exc:  # pdfium cannot render what pypdf could open: keep the page empty
+            self._ocr_failed[number] = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
+            return None
+        result = ocr_image(image)
+        self.tally.add(number, result)
+        if not result.text.strip():
+            return None
+        return Page(number, result.text, page_ocr(result))
 
     def _failures(self) -> str:
         """'pp. 1-3 (PdfStreamError: ...)': the pages that raised and their (first) errors."""
@@ -101,11 +154,15 @@ class PdfStream:
     @property
     def warnings(self) -> list[str]:
         """Complete once pages() is exhausted."""
-        found = []
+        found = [w for w in self.tally.warnings() if not w.startswith("OCR found no text")]
         if self._empty:
+            how = "nor text found by OCR" if self._ocr else "(scanned? OCR is off: DOCDESK_OCR=0)"
             found.append(
-                f"no text layer (scanned?) on {len(self._empty)} of {self.page_count} pages: {_ranges(self._empty)}"
+                f"no text layer {how} on {len(self._empty)} of {self.page_count} pages: {_ranges(self._empty)}"
             )
+        if self._ocr_failed:
+            errors = list(dict.fromkeys(self._ocr_failed.values()))
+            found.append(f"pages could not be rendered for OCR: {_ranges(sorted(self._ocr_failed))} ({errors[0]})")
         if self._failed:
             found.append(f"text extraction failed on {self._failures()}")
         return found
@@ -120,12 +177,18 @@ class PdfStream:
                 f"text extraction failed on every page, {self._failures()}: the PDF is damaged "
                 "or uses something pypdf cannot read (OCR would not be needed for a PDF with a text layer)"
             )
+        none = "no text layer, and OCR found no text on them" if self._ocr else "no text layer (scanned?)"
+        hint = "" if self._ocr else ": turn OCR on (unset DOCDESK_OCR) to read scans"
         if self._failed:
             return EmptyDocument(
                 f"no text: extraction failed on {self._failures()}, and the other "
-                f"{self.page_count - len(self._failed)} pages have no text layer (scanned?): run OCR on it first"
+                f"{self.page_count - len(self._failed)} pages have {none}{hint}"
             )
-        return EmptyDocument(f"no text layer (scanned?) on any of its {self.page_count} pages: run OCR on it first")
+        if self._ocr:
+            return EmptyDocument(
+                f"no text on any of its {self.page_count} pages: no text layer, and OCR found no printed text"
+            )
+        return EmptyDocument(f"no text layer (scanned?) on any of its {self.page_count} pages{hint}")
 
 
 def read_pdf(path: Path, password: str | None = None) -> ReadResult:

@@ -168,6 +168,7 @@ class Library(PassageReads):
         with self.transaction() as conn:
             conn.execute("DELETE FROM blocks WHERE doc_id = ?", (item.doc_id,))  # leftovers of an older model
             conn.execute("DELETE FROM pages WHERE doc_id = ?", (item.doc_id,))
+            conn.execute("DELETE FROM ocr_pages WHERE doc_id = ?", (item.doc_id,))
             conn.execute(
                 "INSERT INTO documents (id, path, size, mtime, status, added_at) VALUES (?, ?, ?, ?, 'queued', ?) "
                 "ON CONFLICT(id) DO NOTHING",
@@ -189,6 +190,14 @@ class Library(PassageReads):
                 ),
             )
             self._write_content(conn, item.doc_id, read.pages, starts, item.chunks, item.vectors)
+            conn.executemany(  # kept apart from `pages`: re-embedding rewrites pages, not how they were read
+                "INSERT INTO ocr_pages (doc_id, number, confidence, rotated, lines) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (item.doc_id, p.number, p.ocr.confidence, p.ocr.rotated, json.dumps(p.ocr.lines))
+                    for p in read.pages
+                    if p.ocr is not None
+                ],
+            )
             self._link_file(conn, item.file)
 
     def replace_content(self, doc_id: str, pages: list[Page], chunks: Chunks, vectors, embed_model: str) -> None:
@@ -241,6 +250,7 @@ class Library(PassageReads):
             )
             conn.execute("DELETE FROM blocks WHERE doc_id = ?", (file.doc_id,))  # passages go with them
             conn.execute("DELETE FROM pages WHERE doc_id = ?", (file.doc_id,))
+            conn.execute("DELETE FROM ocr_pages WHERE doc_id = ?", (file.doc_id,))
             self._link_file(conn, file)
 
     def remove(self, doc_id: str) -> bool:

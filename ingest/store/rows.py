@@ -28,6 +28,8 @@ class DocumentRow:
     indexed_at: float | None
     blocks: int = 0
     passages: int = 0
+    ocr_pages: int = 0  # pages whose text came from OCR
+    ocr_confidence: float | None = None  # their mean line confidence
 
     def as_dict(self) -> dict:
         return {
@@ -41,6 +43,9 @@ class DocumentRow:
             "status": self.status,
             "reason": self.reason,
             "synthetic_pages": self.synthetic_pages,
+            "ocr": self.ocr_pages > 0,
+            "ocr_pages": self.ocr_pages,
+            "ocr_confidence": None if self.ocr_confidence is None else round(self.ocr_confidence, 3),
             "warnings": self.warnings,
             "language": self.language,
             "size": self.size,
@@ -98,7 +103,9 @@ DOC_COLUMNS = (
 
 COUNTS = (
     "(SELECT count(*) FROM passages p WHERE p.doc_id = d.id) AS passages, "
-    "(SELECT count(*) FROM blocks b WHERE b.doc_id = d.id) AS blocks"
+    "(SELECT count(*) FROM blocks b WHERE b.doc_id = d.id) AS blocks, "
+    "(SELECT count(*) FROM ocr_pages o WHERE o.doc_id = d.id) AS ocr_pages, "
+    "(SELECT avg(o.confidence) FROM ocr_pages o WHERE o.doc_id = d.id) AS ocr_confidence"
 )
 
 

@@ -24,7 +24,7 @@ from .open_errors import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: summary cache, chats and messages (added by CREATE IF NOT EXISTS)
+SCHEMA_VERSION = 3  # 2: summary cache, chats and messages; 3: ocr_pages (all added by CREATE IF NOT EXISTS)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,6 +99,18 @@ CREATE TABLE IF NOT EXISTS passages (
 );
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
 CREATE INDEX IF NOT EXISTS passages_block ON passages(block_id);
+
+-- Pages whose text was recognised by OCR: its confidence and, as JSON, each line's offsets in
+-- the page text and its box on the page image ([start, end, x0, y0, x1, y1, score], boxes as
+-- fractions of the image), for citations drawn on the page.
+CREATE TABLE IF NOT EXISTS ocr_pages (
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    confidence REAL NOT NULL,
+    rotated INTEGER NOT NULL DEFAULT 0,
+    lines TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (doc_id, number)
+) WITHOUT ROWID;
 
 -- rowid = passages.id; `tokens` is written by ingest.keywords.index_tokens.
 CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'unicode61 remove_diacritics 2');

@@ -383,16 +383,20 @@ def test_pdf_with_failed_and_image_only_pages_names_both(tmp_path):
         read_document(path)
     reason = str(caught.value)
     assert "extraction failed on p. 1 (PdfStreamError" in reason
-    assert "the other 2 pages have no text layer (scanned?): run OCR" in reason
+    assert "the other 2 pages have no text layer, and OCR found no text on them" in reason
 
 
 def test_pdf_with_one_failing_page_keeps_the_others_and_warns(tmp_path):
     result = read_document(write_pdf(tmp_path / "one-bad.pdf", [READABLE, BROKEN, READABLE, IMAGE_ONLY]))
     assert [bool(p.text) for p in result.pages] == [True, False, True, False]
     assert any(w.startswith("text extraction failed on p. 2 (PdfStreamError: ") for w in result.warnings)
-    assert "no text layer (scanned?) on 1 of 4 pages: p. 4" in result.warnings
+    assert "no text layer nor text found by OCR on 1 of 4 pages: p. 4" in result.warnings
 
 
-def test_pdf_without_a_text_layer_still_gets_the_ocr_hint(tmp_path):
-    with pytest.raises(EmptyDocument, match=r"no text layer \(scanned\?\) on any of its 2 pages: run OCR"):
-        read_document(write_pdf(tmp_path / "scan.pdf", [IMAGE_ONLY] * 2))
+def test_pdf_without_a_text_layer_says_ocr_found_nothing_or_that_it_is_off(tmp_path, monkeypatch):
+    path = write_pdf(tmp_path / "scan.pdf", [IMAGE_ONLY] * 2)
+    with pytest.raises(EmptyDocument, match="no text on any of its 2 pages: no text layer, and OCR found no printed text"):
+        read_document(path)
+    monkeypatch.setenv("DOCDESK_OCR", "0")
+    with pytest.raises(EmptyDocument, match=r"no text layer \(scanned\?\) on any of its 2 pages: turn OCR on"):
+        read_document(path)

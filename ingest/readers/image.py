@@ -1,0 +1,76 @@
+"""Photos and scans of pages (PNG, JPEG, TIFF with any number of pages, WebP), read by OCR.
+
+Each frame of the file is one page, recognised as the stream reaches it, so progress and
+cancel work page by page. Decoding is bounded: a JPEG is decoded at a reduced size when it is
+larger than OCR needs, and an image past Pillow's pixel limit is refused with its size.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
+from ..ocr import MAX_DECODE_PIXELS, MAX_SIDE, ocr_image
+from ..records import Page
+from .ocr_pages import OcrTally, page_ocr
+
+_NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
+
+
+def _open(data: bytes):
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS // 2  # Pillow refuses at twice this
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.size  # noqa: B018 - reading the header is what may fail
+    except Image.DecompressionBombError as exc:
+        raise OversizedDocument(f"image too large to read ({exc})") from exc
+    except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, SyntaxError ...
+        raise DamagedDocument(f"damaged or unsupported image: {type(exc).__name__}: {exc}") from exc
+    return image
+
+
+class ImageStream:
+    format = "image"
+    synthetic_pages = False
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self._image = _open(data)
+        self.title = ""
+        self.kind = _NAMES.get(self._image.format or "", self._image.format or "image")
+        self.tally = OcrTally()
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.tally.warnings()
+
+    def _frames(self) -> Iterator:
+        from PIL import ImageSequence
+
+        for frame in ImageSequence.Iterator(self._image):
+            if frame.format == "JPEG" or self._image.format == "JPEG":
+                frame.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode at 1/2, 1/4 or 1/8 size when that is enough
+            yield frame
+
+    def pages(self) -> Iterator[Page]:
+        from PIL import ImageOps
+
+        number = 0
+        try:
+            for number, frame in enumerate(self._frames(), start=1):
+                frame.load()
+                result = ocr_image(ImageOps.exif_transpose(frame))  # a phone photo says which way is up
+                self.tally.add(number, result)
+                yield Page(number, result.text, page_ocr(result))
+        except (OSError, SyntaxError, ValueError) as exc:  # a truncated or damaged frame
+            if number <= 1:
+                raise DamagedDocument(f"damaged {self.kind} image: {type(exc).__name__}: {exc}") from exc
+            self.tally.damaged = f"frame {number} and after are damaged ({type(exc).__name__}: {exc})"
+
+    def no_text_error(self) -> EmptyDocument:
+        pages = self.tally.pages
+        where = "the image" if pages <= 1 else f"any of its {pages} pages"
+        return EmptyDocument(f"no text found by OCR on {where} ({self.kind}): is it a photo without printed text?")
