@@ -13,7 +13,7 @@ from engine.retrieve import HybridRetriever, SearchResult
 from ingest.embedding import SentenceTransformerEmbedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
-from ingest.records import Page
+from ingest.records import Page, PageOcr
 from ingest.store.library import DocumentRow, Library
 from ingest.store.open_errors import LibraryDamaged, damage, storage_errors
 from ingest.store.vectors import VectorIndex
@@ -148,6 +148,9 @@ class DocDesk:
 
     def pages(self, doc_id: str) -> list[Page]:
         return self.library.pages(doc_id)
+
+    def ocr_page(self, doc_id: str, number: int) -> PageOcr | None:
+        return self.library.ocr_page(doc_id, number)
 
     def watch_paths(self, most: int) -> list[str]:
         """What a watcher of the remembered folders should watch: each folder, its subfolders and

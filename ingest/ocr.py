@@ -160,13 +160,19 @@ def ocr_image(image) -> OcrPage:
     image = bounded(image)
     found, flipped = _detect(image)
     rotated = 0
-    if _standing(found):  # lines stand on end: read it a quarter turn round (the classifier fixes a half turn)
+    if _standing(found):  # lines stand on end: read the page a quarter turn each way, keep the better
         from PIL import Image
 
-        turned = image.transpose(Image.Transpose.ROTATE_270)  # 90 degrees clockwise
-        again, again_flipped = _detect(turned)
-        if _quality(again) > _quality(found):
-            found, flipped, rotated, image = again, again_flipped, 90, turned
+        # RapidOCR reads a standing line by turning its crop, so the words may be right while the
+        # order of lines is not: a turned page wins unless it reads clearly worse.
+        best, best_quality = None, 0.8 * _quality(found)
+        for degrees, turn in ((90, Image.Transpose.ROTATE_270), (270, Image.Transpose.ROTATE_90)):
+            turned = image.transpose(turn)  # ROTATE_270 is a quarter turn clockwise
+            again, again_flipped = _detect(turned)
+            if _quality(again) >= best_quality:
+                best, best_quality = (again, again_flipped, degrees, turned), _quality(again)
+        if best is not None:
+            found, flipped, rotated, image = best
     if flipped > 0.5:  # most lines were upside down: the page is, so its reading order is reversed
         from PIL import Image
 

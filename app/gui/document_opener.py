@@ -23,11 +23,13 @@ class DocumentOpener(QObject):
 
         def read(_ctx):
             doc = self.desk.document(doc_id)
-            return doc, (self.desk.pages(doc_id) if doc else [])
+            if doc is None:
+                return None, [], None
+            return doc, self.desk.pages(doc_id), self.desk.ocr_page(doc_id, page)
 
         Op(self.workers, "store", "open", read).success(lambda found: self._show(*found, page, passage)).run()
 
-    def _show(self, doc, pages, page: int, passage: str | None) -> None:
+    def _show(self, doc, pages, ocr, page: int, passage: str | None) -> None:
         if doc is None:
             QMessageBox.information(self.window, "DocDesk", self.tr("That document is no longer in the library."))
             return
@@ -35,5 +37,5 @@ class DocumentOpener(QObject):
         texts = [] if doc.format == "pdf" else [p.text for p in pages]
         title = doc.title or Path(doc.path).name
         self.viewer.show_source(
-            doc.path, title, page, on_page if passage is None else passage, texts, doc.format, on_page
+            doc.path, title, page, on_page if passage is None else passage, texts, doc.format, on_page, ocr
         )

@@ -1,7 +1,8 @@
 """The citation viewer: the cited document at the cited page, the cited passage highlighted.
 
-PDFs render in QtPdf's QPdfView with the passage found by QPdfSearchModel; other formats show
-their text, scrolled to the passage and selected. "Open in system viewer" hands the file over.
+PDFs render in QtPdf's QPdfView with the passage found by QPdfSearchModel; a page read by OCR
+(a scan, a photo) shows its image with the cited lines drawn over it; other formats show their
+text, scrolled to the passage and selected. "Open in system viewer" hands the file over.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtGui import QDesktopServices, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout
 
 from ingest.cjk import CJK_RANGES
+from ingest.records import PageOcr
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 
@@ -47,6 +49,7 @@ class CitationViewer(QDialog):
         self.text = QTextBrowser()
         self.stack.addWidget(self.text)
         self.pdf_view = None  # QtPdf is loaded on the first PDF
+        self.image_view = None  # made for the first OCR'd page
         self.open_external = QPushButton(self.tr("Open in system viewer"))
         self.open_external.clicked.connect(self._open_external)
         row = QHBoxLayout()
@@ -61,12 +64,23 @@ class CitationViewer(QDialog):
         self._result_chosen = False
 
     def show_source(
-        self, path: str, title: str, page: int, passage: str, pages_text: list[str], fmt: str, page_text: str = ""
+        self,
+        path: str,
+        title: str,
+        page: int,
+        passage: str,
+        pages_text: list[str],
+        fmt: str,
+        page_text: str = "",
+        ocr: PageOcr | None = None,
     ) -> None:
         self.path, self.page = path, page
         page_label = self.tr("page %1").replace("%1", str(page))
         self.title.setText(f"<b>{title}</b> — {page_label}")
-        if fmt == "pdf" and Path(path).is_file():
+        on_image = ocr is not None and Path(path).is_file()
+        if on_image and self._show_page_image(path, fmt, page, ocr, passage, page_text):
+            pass  # a scan or photo: its image, the cited lines marked
+        elif fmt == "pdf" and Path(path).is_file():
             self._show_pdf(path, page, search_phrase(passage, page_text))
         else:
             self._show_text(pages_text, passage)
@@ -95,6 +109,22 @@ class CitationViewer(QDialog):
         self._result_chosen = False
         self.search.setSearchString(self.highlighted)
         self._select_result()
+
+    def _show_page_image(self, path: str, fmt: str, page: int, ocr: PageOcr, passage: str, page_text: str) -> bool:
+        """The page image with the cited lines marked; False if the file cannot be rendered now."""
+        from .page_image import PageImageView, page_image
+
+        try:
+            image = page_image(path, fmt, page, ocr)
+        except Exception:  # changed or unreadable since it was added: fall back to the text
+            return False
+        if self.image_view is None:
+            self.image_view = PageImageView()
+            self.stack.addWidget(self.image_view)
+        self.image_view.show_page(image, page_text, ocr, passage)
+        self.stack.setCurrentWidget(self.image_view)
+        self.highlighted = passage
+        return True
 
     def matches(self) -> int:
         return self.search.rowCount(QModelIndex()) if self.pdf_view is not None else 0

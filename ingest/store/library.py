@@ -191,9 +191,9 @@ class Library(PassageReads):
             )
             self._write_content(conn, item.doc_id, read.pages, starts, item.chunks, item.vectors)
             conn.executemany(  # kept apart from `pages`: re-embedding rewrites pages, not how they were read
-                "INSERT INTO ocr_pages (doc_id, number, confidence, rotated, lines) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO ocr_pages (doc_id, number, confidence, rotated, skew, lines) VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (item.doc_id, p.number, p.ocr.confidence, p.ocr.rotated, json.dumps(p.ocr.lines))
+                    (item.doc_id, p.number, p.ocr.confidence, p.ocr.rotated, p.ocr.skew, json.dumps(p.ocr.lines))
                     for p in read.pages
                     if p.ocr is not None
                 ],

@@ -4,10 +4,11 @@ A mixin of `Library` (ingest/store/library.py), which owns the connection and it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 
 from ..keywords import fts_match_expression
-from ..records import Block, Page
+from ..records import Block, Page, PageOcr
 from .rows import PASSAGE_SELECT, PassageRow, passage_row
 
 
@@ -137,6 +138,15 @@ class PassageReads:
             sql = "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?"
             params = [expression, k]
         return [(r[0], -r[1]) for r in self.conn.execute(sql, params)]
+
+    def ocr_page(self, doc_id: str, number: int) -> PageOcr | None:
+        """How the page's text was recognised, if it was by OCR (its lines' boxes, for the viewer)."""
+        row = self.conn.execute(
+            "SELECT confidence, rotated, skew, lines FROM ocr_pages WHERE doc_id = ? AND number = ?", (doc_id, number)
+        ).fetchone()
+        if row is None:
+            return None
+        return PageOcr(row[0], tuple(tuple(line) for line in json.loads(row[3])), row[1], row[2])
 
     def pages(self, doc_id: str) -> list[Page]:
         return [

@@ -107,7 +107,8 @@ CREATE TABLE IF NOT EXISTS ocr_pages (
     doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     number INTEGER NOT NULL,
     confidence REAL NOT NULL,
-    rotated INTEGER NOT NULL DEFAULT 0,
+    rotated INTEGER NOT NULL DEFAULT 0,  -- the image was turned this many degrees clockwise to read it,
+    skew REAL NOT NULL DEFAULT 0,        -- then this many to level it: the boxes are of that image
     lines TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (doc_id, number)
 ) WITHOUT ROWID;

@@ -1,0 +1,93 @@
+"""A page read by OCR, shown as its image with the cited lines drawn over it.
+
+The image is made as OCR saw it (the PDF page rendered, or the image file's frame turned as
+its EXIF says, then turned by `rotated` and levelled by `skew`), so the stored line boxes,
+fractions of that image, land on the lines they came from.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import QLabel, QScrollArea
+
+from ingest.records import PageOcr
+
+VIEW_PIXELS = 1600  # the long side of the page as shown (zoom is the scroll area's job)
+
+
+def page_image(path: str, fmt: str, page: int, ocr: PageOcr):
+    """The PIL image OCR read for `page` of the file at `path`, at about VIEW_PIXELS."""
+    from PIL import Image, ImageOps
+
+    if fmt == "pdf":
+        import pypdfium2
+
+        document = pypdfium2.PdfDocument(path)
+        try:
+            pdf_page = document[page - 1]
+            width, height = pdf_page.get_size()
+            image = pdf_page.render(scale=VIEW_PIXELS / max(width, height, 1)).to_pil()
+        finally:
+            document.close()
+    else:
+        image = Image.open(path)
+        image.seek(page - 1)
+        image = ImageOps.exif_transpose(image.convert("RGB"))
+        image.thumbnail((VIEW_PIXELS, VIEW_PIXELS))
+    image = image.convert("RGB")
+    if ocr.rotated:
+        image = image.rotate(-ocr.rotated, expand=True)
+    if ocr.skew:
+        image = image.rotate(-ocr.skew, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=(255, 255, 255))
+    return image
+
+
+class PageImageView(QScrollArea):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.label = QLabel(alignment=Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.setWidget(self.label)
+        self.setWidgetResizable(True)
+        self.marked: list[tuple[float, float, float, float]] = []
+
+    def show_page(self, image, page_text: str, ocr: PageOcr, passage: str) -> None:
+        self.marked = line_boxes(ocr, page_text, passage)
+        qimage = QImage(image.tobytes(), image.width, image.height, image.width * 3, QImage.Format.Format_RGB888)
+        pixmap = QPixmap.fromImage(qimage.copy())  # copy: the bytes above are gone after this call
+        painter = QPainter(pixmap)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(255, 210, 0, 90))  # the same translucent yellow as a text selection
+        for x0, y0, x1, y1 in self.marked:
+            painter.drawRect(QRectF(x0 * image.width, y0 * image.height, (x1 - x0) * image.width, (y1 - y0) * image.height))
+        painter.end()
+        self.label.setPixmap(pixmap)
+        if self.marked:  # scroll to the first cited line
+            self.verticalScrollBar().setValue(int(self.marked[0][1] * image.height) - 80)
+
+
+def line_boxes(ocr: PageOcr, page_text: str, passage: str) -> list[tuple[float, float, float, float]]:
+    """Boxes of the lines the passage covers: the passage is found in the page text (it may begin
+    on the page before, or end on the next), and every line whose offsets fall in it is marked."""
+    start, end = _span(page_text, passage)
+    return [(x0, y0, x1, y1) for s, e, x0, y0, x1, y1, _score in ocr.lines if s < end and e > start]
+
+
+def _span(page_text: str, passage: str) -> tuple[int, int]:
+    """Where in the page text the passage lies (its part on this page)."""
+    text = passage.strip()
+    if not text:
+        return 0, 0
+    at = page_text.find(text)
+    if at >= 0:
+        return at, at + len(text)
+    # It starts before this page or ends after it: its head or its tail is here.
+    for size in (200, 80, 30):
+        head, tail = text[:size], text[-size:]
+        if len(head) < 10:
+            continue
+        if (found := page_text.find(tail)) >= 0:
+            return 0, found + len(tail)
+        if (found := page_text.find(head)) >= 0:
+            return found, len(page_text)
+    return 0, 0
