@@ -37,6 +37,7 @@ class LlamaServerSettings:
     kv_cache: str | None = None  # None: f16 where every slot fits with it, else q8_0 (needs flash attention)
     threads: int | None = None
     port: int | None = None
+    cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights; None: off on AMX CPUs (it segfaults there)
     startup_timeout: float = 300.0
     extra_args: list[str] = field(default_factory=list)
 
@@ -126,6 +127,12 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     ]  # fmt: skip
     if settings.threads:
         command += ["--threads", str(settings.threads)]
+    from .llama_cpp import cpu_has_amx
+
+    # As in the in-process backend: llama.cpp's AMX repacking segfaults at the model's load on
+    # AMX CPUs (llama.cpp #20824), so it is off there unless asked for.
+    if not (settings.cpu_repack if settings.cpu_repack is not None else not cpu_has_amx()):
+        command += ["--no-repack"]
     return command + list(settings.extra_args)
 
 
@@ -150,6 +157,7 @@ class LlamaServer(ManagedServer):
             kv_cache=settings.kv_cache,
             threads=settings.threads,
             port=settings.server_port,
+            cpu_repack=settings.cpu_repack,
         )
         # The server's log goes beside the library, where a user looks first.
         return cls(options, log_dir or Path.cwd()).start()
