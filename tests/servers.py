@@ -6,7 +6,6 @@ import sys
 
 from engine.backends.llama_cpp import bundled_model_path, cpu_has_amx
 
-
 # llama_cpp.server with llama.cpp's repacked CPU weights off, as DocDesk's own backends run it on
 # AMX CPUs, where the repacking segfaults at load (llama.cpp #20824): the server has no flag for it.
 _SERVER_WITHOUT_REPACK = """
