@@ -70,8 +70,7 @@ class LibraryController(QObject):
         if read_only:  # say it before the user tries to add: every write would fail
             text += " · " + self.tr("read-only")
             tip = self.tr(
-                "The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). "
-                "Search, ask and summarize work; adding, removing and saving chats do not."
+                "The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not."  # noqa: E501 - one literal, for the translation tools
             ).replace("%1", str(self.desk.settings.library))
         self.counts.setText(text)
         self.counts.setToolTip(tip)

@@ -10,6 +10,8 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar
 
+from ingest.sniff import CLAIMED
+
 from ..crash import CrashNotice
 from ..services import DocDesk
 from ..settings import config_path
@@ -165,7 +167,7 @@ class MainWindow(QMainWindow):
             self,
             self.tr("Add documents"),
             "",
-            self.tr("Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)"),
+            self.tr("Documents (%1);;All files (*)").replace("%1", " ".join(f"*{e}" for e in sorted(CLAIMED))),
         )
         if paths:
             self.add_paths([Path(p) for p in paths])

@@ -3,22 +3,22 @@
 <context>
     <name>ChatController</name>
     <message>
-        <location filename="../chat_controller.py" line="118" />
+        <location filename="../chat_controller.py" line="120" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="128" />
+        <location filename="../chat_controller.py" line="130" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="143" />
+        <location filename="../chat_controller.py" line="145" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="147" />
+        <location filename="../chat_controller.py" line="149" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
@@ -94,17 +94,17 @@
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="43" />
+        <location filename="../viewer.py" line="45" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="50" />
+        <location filename="../viewer.py" line="53" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="67" />
+        <location filename="../viewer.py" line="78" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
     </message>
@@ -112,7 +112,7 @@
 <context>
     <name>DocumentOpener</name>
     <message>
-        <location filename="../document_opener.py" line="32" />
+        <location filename="../document_opener.py" line="34" />
         <source>That document is no longer in the library.</source>
         <translation>该文档已不在文档库中。</translation>
     </message>
@@ -183,32 +183,42 @@
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="65" />
+        <location filename="../library_controller.py" line="68" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
+        <location filename="../library_controller.py" line="72" />
+        <source>read-only</source>
+        <translation>只读</translation>
+    </message>
+    <message>
         <location filename="../library_controller.py" line="74" />
+        <source>The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.</source>
+        <translation>文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="84" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="108" />
+        <location filename="../library_controller.py" line="118" />
         <source>Files are missing from %1: its documents are kept (unmounted?)</source>
         <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="112" />
+        <location filename="../library_controller.py" line="122" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="114" />
+        <location filename="../library_controller.py" line="124" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="120" />
+        <location filename="../library_controller.py" line="130" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
@@ -294,42 +304,52 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="95" />
+        <location filename="../main_window.py" line="102" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="98" />
+        <location filename="../main_window.py" line="105" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="99" />
+        <location filename="../main_window.py" line="106" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="100" />
+        <location filename="../main_window.py" line="107" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150" />
+        <location filename="../main_window.py" line="135" />
+        <source>DocDesk stopped unexpectedly</source>
+        <translation>DocDesk 意外退出</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="138" />
+        <source>⚠ DocDesk stopped unexpectedly last time</source>
+        <translation>⚠ DocDesk 上次意外退出</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="168" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="152" />
-        <source>Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)</source>
-        <translation>文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)</translation>
+        <location filename="../main_window.py" line="170" />
+        <source>Documents (%1);;All files (*)</source>
+        <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="162" />
+        <location filename="../main_window.py" line="180" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="177" />
+        <location filename="../main_window.py" line="195" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -519,12 +539,12 @@
         <translation>只能为已索引的文档生成摘要</translation>
     </message>
     <message>
-        <location filename="../summary_controller.py" line="71" />
+        <location filename="../summary_controller.py" line="72" />
         <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
         <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
     </message>
     <message>
-        <location filename="../summary_controller.py" line="75" />
+        <location filename="../summary_controller.py" line="76" />
         <source>Summary failed: %1</source>
         <translation>摘要失败：%1</translation>
     </message>

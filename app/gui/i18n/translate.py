@@ -27,6 +27,11 @@ ZH = {
     "(stopped)": "（已停止）",
     "A new library folder, model or language takes effect after a restart.": "新的文档库文件夹、嵌入模型或界面语言在重启后生效。",
     "Add documents": "添加文档",
+    "Documents (%1);;All files (*)": "文档 (%1);;所有文件 (*)",
+    "DocDesk stopped unexpectedly": "DocDesk 意外退出",
+    "⚠ DocDesk stopped unexpectedly last time": "⚠ DocDesk 上次意外退出",
+    "read-only": "只读",
+    "The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.": "文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。",  # noqa: E501
     "Files are missing from %1: its documents are kept (unmounted?)": "%1 中的文件不见了：其文档已保留（未挂载？）",
     "Add files or folders (Ctrl+O), or drop them anywhere on the window": "添加文件或文件夹（Ctrl+O），也可以直接拖入窗口",
     "Added": "添加时间",
