@@ -20,4 +20,10 @@ run add "$corpus" --json | grep -q '"status": "indexed"'
 answer="$(run ask "What is the official language of Austria?" --json)"
 echo "$answer" | grep -q '"title": "multicolumn"'
 echo "$answer" | grep -q '"chat_id"'
-echo "== the built application works offline: --version, doctor, add, ask"
+# OCR (its models are package data of rapidocr) and the readers of the other formats, bundled too.
+scan="$root/tests/data/scans/en_phototest.tif"
+run add "$scan" --json | grep -q 'text recognised by OCR on 1 page'
+for sample in office/test_slides.pptx office/temperature.xlsx epub/childrens-literature.epub odf/simpletable.odt; do
+    run add "$root/tests/data/$sample" --json | grep -q '"status": "indexed"'
+done
+echo "== the built application works offline: --version, doctor, add (PDF, a scan by OCR, PPTX, XLSX, EPUB, ODT), ask"
