@@ -120,6 +120,13 @@ def read_in_child(path: Path) -> dict:
 # ---------------------------------------------------------------- DOCX zip bombs
 
 
+def assert_refused_as_a_bomb(outcome: dict, kind: str) -> None:
+    """A child's read_document outcome: refused for its expanded size, fast, in bounded memory."""
+    assert outcome["error"] == "OversizedDocument", outcome
+    assert f"the {kind} file expands to more than 200 MB (a zip bomb?)" in outcome["reason"]
+    assert outcome["growth_mb"] < 300 and outcome["seconds"] < 10, outcome
+
+
 def zeros_bomb(path: Path) -> Path:
     """A Word file whose document.xml is 400 MB, nearly all zeros, from ~450 kB."""
     head, _ = body_xml(b"")
@@ -129,10 +136,7 @@ def zeros_bomb(path: Path) -> Path:
 def test_docx_whose_document_xml_is_hundreds_of_mb_of_zeros_is_refused_fast_in_bounded_memory(tmp_path):
     path = zeros_bomb(tmp_path / "zeros.docx")
     assert path.stat().st_size < MB
-    outcome = read_in_child(path)
-    assert outcome["error"] == "OversizedDocument", outcome
-    assert "the Word file expands to more than 200 MB (a zip bomb?)" in outcome["reason"]
-    assert outcome["growth_mb"] < 300 and outcome["seconds"] < 10, outcome
+    assert_refused_as_a_bomb(read_in_child(path), "Word")
 
 
 def test_the_reader_process_reports_a_docx_bomb_as_that_files_failure(tmp_path):
