@@ -312,6 +312,25 @@ def _cmd_chat(desk, args) -> int:
     return 0
 
 
+def _cmd_serve(desk, args) -> int:
+    from .serve.runner import serve_until_stopped
+
+    _apply_model_flags(desk, args)
+    serve = desk.settings.serve
+    serve.host = args.host or serve.host
+    serve.port = args.port if args.port is not None else serve.port
+    serve.token = args.token or os.environ.get("DOCDESK_TOKEN") or serve.token
+    serve.queue = args.queue if args.queue is not None else serve.queue
+    return serve_until_stopped(desk, serve)
+
+
+def _cmd_mcp(desk, args) -> int:
+    from .mcp_server import run_stdio
+
+    _apply_model_flags(desk, args)
+    return run_stdio(desk)
+
+
 def _cmd_doctor(desk, args) -> int:
     from engine.doctor import report
 
@@ -332,6 +351,8 @@ COMMANDS = {
     "chats": _cmd_chats,
     "summarize": _cmd_summarize,
     "chat": _cmd_chat,
+    "serve": _cmd_serve,
+    "mcp": _cmd_mcp,
     "doctor": _cmd_doctor,
     "repair": _cmd_repair,
 }

@@ -19,6 +19,7 @@ from engine.errors import EngineError
 from ingest.errors import IngestError
 from ingest.store.open_errors import code_of, storage_error
 
+from .serve.settings import ServeRefused
 from .settings import SettingsError
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ OK, SOME_FAILED, LIBRARY_ERROR, NO_WRITE = 0, 1, 2, 3
 def explain(exc: BaseException, library: Path | None) -> tuple[str, int] | None:
     """(one-line reason, exit code) for an error of the library, the disk, the settings or a
     model; None for anything else (a bug, whose traceback is worth seeing)."""
-    if isinstance(exc, IngestError | EngineError | SettingsError):
+    if isinstance(exc, IngestError | EngineError | SettingsError | ServeRefused):
         return str(exc), getattr(exc, "exit_code", LIBRARY_ERROR)
     if not isinstance(exc, OSError | sqlite3.Error):
         return None

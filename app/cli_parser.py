@@ -53,6 +53,27 @@ def _add_library_commands(commands, common: argparse.ArgumentParser) -> None:
     search.add_argument("--doc", action="append", metavar="DOC_ID", help="restrict to a document (repeatable)")
 
 
+def _add_serving_commands(commands, common: argparse.ArgumentParser, model: argparse.ArgumentParser) -> None:
+    """The library and its cited answers for other programs: editors, agents, a small team."""
+    serve = commands.add_parser(
+        "serve",
+        parents=[common, model],
+        help="an OpenAI-compatible endpoint (model \"docdesk\") that answers from the library, with sources",
+    )
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1; another needs a token)")
+    serve.add_argument("--port", type=int, help="port (default 8765)")
+    serve.add_argument(
+        "--token", help="require `Authorization: Bearer TOKEN` (or set DOCDESK_TOKEN, which stays out of `ps`)"
+    )
+    serve.add_argument("--queue", type=int, metavar="N", help="requests that may wait for the model (default 8)")
+
+    commands.add_parser(
+        "mcp",
+        parents=[common, model],
+        help="a Model Context Protocol server on stdin/stdout: search, ask, list, summarize, read a page",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options(suppress_defaults=True)
     parser = argparse.ArgumentParser(
@@ -92,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", parents=[common, model], help="chat with the configured model (no library)")
     chat.add_argument("message", nargs="+")
     chat.add_argument("--max-tokens", type=int, default=512)
+
+    _add_serving_commands(commands, common, model)
 
     doctor = commands.add_parser("doctor", parents=[common], help="check the GPU and plan memory for a model")
     doctor.add_argument("--model", metavar="FILE_OR_DIR", help="a .gguf file or a Hugging Face model folder")

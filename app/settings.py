@@ -13,6 +13,8 @@ from pathlib import Path
 from engine.answer import AnswerSettings
 from engine.backends import LlmSettings
 
+from .serve.settings import ServeSettings
+
 APP_NAME = "docdesk"
 
 
@@ -48,6 +50,7 @@ class Settings:
     embedding_multilingual: bool = False  # the bundled model is English-only
     llm: LlmSettings = field(default_factory=LlmSettings)
     answers: AnswerSettings = field(default_factory=AnswerSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
     ui_language: str = ""  # "" follows the system locale; "en" or "zh_CN"
 
 
@@ -74,6 +77,7 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     settings.ui_language = str(raw.get("ui", {}).get("language", ""))
     settings.llm = _section(path, raw, "llm", LlmSettings)
     settings.answers = _section(path, raw, "answers", AnswerSettings)
+    settings.serve = _section(path, raw, "serve", ServeSettings)
     if library:
         settings.library = Path(library).expanduser()
     if embedding_model:
@@ -110,7 +114,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     embedding["multilingual"] = settings.embedding_multilingual
     embedding["model"] = settings.embedding_model or ""
     raw["embedding"] = embedding
-    for name, record in (("llm", settings.llm), ("answers", settings.answers)):
+    for name, record in (("llm", settings.llm), ("answers", settings.answers), ("serve", settings.serve)):
         defaults = type(record)()
         values = {k: v for k, v in dataclasses.asdict(record).items() if v is not None and v != getattr(defaults, k)}
         raw[name] = values

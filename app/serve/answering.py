@@ -1,0 +1,94 @@
+"""An answer for the server, computed on a thread of its own while the event loop serves others.
+
+The engine is synchronous (retrieval, then a blocking token stream); the server is not. Each
+request gets one thread that runs `docdesk ask`'s steps (prepare, then generate) and hands every
+text piece to the event loop as it comes. Setting `cancel` stops the model at its next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from engine.answer import Answer
+from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, EngineError, ModelNotFound
+from ingest.errors import IngestError
+
+from .openai_format import ApiError, AskCall
+
+log = logging.getLogger(__name__)
+
+
+def answer_call(desk, call: AskCall, on_text, cancel: threading.Event) -> Answer:
+    """What `docdesk ask` does for one question, without saving a chat: the client keeps the
+    conversation (it sends the history with every request), as OpenAI's API expects."""
+    answerer = desk.answerer()
+    with desk.doing("answering", question=call.question, chat_title=f"served: {call.question[:60]}"):
+        prepared = answerer.prepare(call.question, call.doc_ids, call.history, cancel)
+        return answerer.generate(prepared, on_text, cancel)
+
+
+def api_error_for(exc: BaseException) -> ApiError:
+    """An engine or library failure as the client sees it (the traceback stays in the log)."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, BackendUnavailable | ModelNotFound):
+        return ApiError(503, f"the model is not available: {exc}", "server_error", "model_unavailable")
+    if isinstance(exc, ContextTooLong):
+        return ApiError(400, str(exc), "invalid_request_error", "context_length_exceeded")
+    if isinstance(exc, EngineError | IngestError | OSError):
+        return ApiError(500, str(exc), "server_error")
+    log.error("answering failed", exc_info=exc)
+    return ApiError(500, f"internal error ({type(exc).__name__}); see DocDesk's log", "server_error")
+
+
+class AnswerRun:
+    """One answer on its own thread. `pieces()` yields its text as it streams; `answer` and
+    `error` hold how it ended; `finished` is set once the thread is done with the model."""
+
+    def __init__(self, desk, call: AskCall) -> None:
+        self._desk = desk
+        self._call = call
+        self.cancel = threading.Event()
+        self.answer: Answer | None = None
+        self.error: BaseException | None = None
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.finished = asyncio.Event()
+        self._thread = threading.Thread(target=self._run, name="docdesk-serve-answer", daemon=True)
+
+    def start(self) -> AnswerRun:
+        self._thread.start()
+        return self
+
+    def _to_loop(self, callback, *args) -> None:
+        try:
+            self._loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the server's loop is gone (shutting down): nobody is listening
+            self.cancel.set()
+
+    def _run(self) -> None:
+        try:
+            self.answer = answer_call(
+                self._desk, self._call, lambda piece: self._to_loop(self._queue.put_nowait, piece), self.cancel
+            )
+        except Cancelled:
+            self.error = Cancelled("the client went away")
+        except BaseException as exc:  # reported to the client; the server goes on
+            self.error = exc
+        finally:
+            self._to_loop(self._queue.put_nowait, None)
+            self._to_loop(self.finished.set)
+
+    async def pieces(self):
+        """The answer's text pieces, as the model writes them; ends when the thread is done."""
+        while (piece := await self._queue.get()) is not None:
+            yield piece
+
+    async def result(self) -> Answer:
+        """The finished answer (raises ApiError when it failed)."""
+        await self.finished.wait()
+        if self.answer is None:
+            raise api_error_for(self.error or RuntimeError("no answer"))
+        return self.answer

@@ -1,0 +1,227 @@
+"""`docdesk serve`'s HTTP side: GET /v1/models and POST /v1/chat/completions on Starlette.
+
+The chat endpoint is a plain ASGI handler rather than a Starlette view: it must be the only
+reader of the connection's messages, so that it learns the moment a client goes away (while
+queued, while the sources are searched, while the model writes) and stops that client's
+generation; uvicorn says nothing of a gone client to a handler that only sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ingest.errors import LibraryError
+
+from .admission import Admission, Busy
+from .answering import AnswerRun
+from .openai_format import ApiError, Reply, models_list, parse_call, sources_text
+from .settings import ServeSettings
+
+log = logging.getLogger(__name__)
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def check_token(scope, token: str | None) -> None:
+    """Raise 401 unless the request carries `Authorization: Bearer <token>` (when a token is set)."""
+    if not token:
+        return
+    given = _header(scope, b"authorization") or ""
+    scheme, _, value = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+        raise ApiError(
+            401,
+            "Incorrect or missing API key: this DocDesk server asks for `Authorization: Bearer <token>`",
+            code="invalid_api_key",
+        )
+
+
+async def send_json(send, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def read_body(receive, scope, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+    declared = _header(scope, b"content-length")
+    too_big = ApiError(413, f"the request body is over the {limit:,}-byte limit", code="request_too_large")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_big
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ConnectionAbortedError
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise too_big
+        if not message.get("more_body"):
+            return bytes(body)
+
+
+class ChatCompletions:
+    """POST /v1/chat/completions: the library's cited answer to the last user message."""
+
+    def __init__(self, desk, settings: ServeSettings, admission: Admission) -> None:
+        self.desk = desk
+        self.settings = settings
+        self.admission = admission
+        self.live: set[AnswerRun] = set()  # for shutdown: every generation still running
+
+    def _resolve(self, ref: str) -> str:
+        try:
+            return self.desk.resolve(ref).id
+        except LibraryError as exc:
+            raise LookupError(str(exc)) from None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["method"] != "POST":
+            await send_json(send, 405, ApiError(405, "use POST for /v1/chat/completions").body(), {"allow": "POST"})
+            return
+        try:
+            check_token(scope, self.settings.token)
+            body = await read_body(receive, scope, self.settings.max_body_bytes)
+            try:
+                payload = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ApiError(400, f"We could not parse the JSON body of your request ({exc})") from None
+            call = await asyncio.to_thread(parse_call, payload, self._resolve)  # resolving reads the library
+        except ApiError as error:
+            await send_json(send, error.status, error.body(), error.headers)
+            return
+        except ConnectionAbortedError:
+            return
+        gone = asyncio.ensure_future(self._client_gone(receive))
+        try:
+            await self._answer(call, send, gone)
+        finally:
+            gone.cancel()
+
+    async def _client_gone(self, receive) -> None:
+        """Returns when the client disconnects (uvicorn's receive waits until it does)."""
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    async def _answer(self, call, send, gone: asyncio.Future) -> None:
+        try:
+            async with self.admission.slot():
+                run = AnswerRun(self.desk, call).start()
+                self.live.add(run)
+                try:
+                    if call.stream:
+                        await self._stream(run, call, send, gone)
+                    else:
+                        await self._complete(run, call, send, gone)
+                finally:
+                    run.cancel.set()  # a no-op when it finished; stops the model when it did not
+                    await run.finished.wait()  # the slot is free only once the model is
+                    self.live.discard(run)
+        except Busy as busy:
+            error = ApiError(429, str(busy), "rate_limit_error", "rate_limit_exceeded")
+            await send_json(send, 429, error.body(), {"retry-after": str(busy.retry_after_s)})
+
+    async def _complete(self, run: AnswerRun, call, send, gone: asyncio.Future) -> None:
+        result = asyncio.ensure_future(run.result())
+        await asyncio.wait([result, gone], return_when=asyncio.FIRST_COMPLETED)
+        if not result.done():  # the client left: stop its generation
+            result.cancel()
+            return
+        try:
+            answer = result.result()
+        except ApiError as error:
+            await send_json(send, error.status, error.body())
+            return
+        await send_json(send, 200, Reply().completion(answer, call.sources_in_text))
+
+    async def _stream(self, run: AnswerRun, call, send, gone: asyncio.Future) -> None:
+        reply = Reply()
+        headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+        async def event(obj) -> None:
+            data = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+            await send({"type": "http.response.body", "body": f"data: {data}\n\n".encode(), "more_body": True})
+
+        await event(reply.chunk({"role": "assistant", "content": ""}))
+        pieces = run.pieces().__aiter__()
+        while True:
+            step = asyncio.ensure_future(pieces.__anext__())
+            await asyncio.wait([step, gone], return_when=asyncio.FIRST_COMPLETED)
+            if not step.done():  # the client left mid-answer
+                step.cancel()
+                return
+            try:
+                piece = step.result()
+            except StopAsyncIteration:
+                break
+            await event(reply.chunk({"content": piece}))
+        if run.answer is None:  # failed after the stream began: OpenAI's clients raise on an error event
+            await event(api_error_body(run))
+        else:
+            if call.sources_in_text and (listed := sources_text(run.answer)):
+                await event(reply.chunk({"content": listed}))
+            await event(reply.last_chunk(run.answer))
+            if call.include_usage:
+                await event(reply.usage_chunk(run.answer))
+        await event("[DONE]")
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def stop_all(self) -> None:
+        for run in list(self.live):
+            run.cancel.set()
+
+
+def api_error_body(run: AnswerRun) -> dict:
+    from .answering import api_error_for
+
+    return api_error_for(run.error or RuntimeError("no answer")).body()
+
+
+def create_app(desk, settings: ServeSettings, slots: int) -> Starlette:
+    """The ASGI application; `slots` is how many answers run at once (the backend's max_concurrency)."""
+    chat = ChatCompletions(desk, settings, Admission(slots, settings.queue))
+
+    async def models(request: Request) -> JSONResponse:
+        check_token(request.scope, settings.token)
+        return JSONResponse(models_list())
+
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        kind = "invalid_request_error" if exc.status_code < 500 else "server_error"
+        message = f"{request.method} {request.url.path}: {exc.detail}" + (
+            " (DocDesk serves GET /v1/models and POST /v1/chat/completions)" if exc.status_code in (404, 405) else ""
+        )
+        return JSONResponse(ApiError(exc.status_code, message, kind).body(), status_code=exc.status_code)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        chat.stop_all()  # shutting down: every model still writing stops at its next token
+
+    app = Starlette(
+        routes=[Route("/v1/models", models, methods=["GET"]), Route("/v1/chat/completions", chat, methods=None)],
+        exception_handlers={ApiError: api_error, HTTPException: http_error},
+        lifespan=lifespan,
+    )
+    app.state.chat = chat
+    return app

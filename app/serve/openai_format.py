@@ -1,0 +1,208 @@
+"""The OpenAI chat-completions wire format as DocDesk speaks it: what a request may hold, and
+the completion, chunk and error objects sent back (https://platform.openai.com/docs/api-reference/chat).
+
+No web framework here: plain dicts in and out, so the rules are tested without a server.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.answer import Answer, Turn
+from ingest.records import CitedSource
+
+MODEL = "docdesk"
+SOURCES_HEADING = "\n\nSources:\n"
+
+
+class ApiError(Exception):
+    """An error the client caused or must know about, as OpenAI's `{"error": {...}}` object."""
+
+    def __init__(
+        self, status: int, message: str, kind: str = "invalid_request_error", code: str | None = None, param=None
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.kind, self.code, self.param = status, message, kind, code, param
+        self.headers: dict[str, str] = {}
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
+
+
+@dataclass
+class AskCall:
+    """One chat-completions request, as DocDesk answers it."""
+
+    question: str  # the last user message
+    history: list[Turn] = field(default_factory=list)  # the exchanges before it, oldest first
+    doc_ids: list[str] | None = None  # docdesk.doc_ids: search only these documents
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with the token counts
+    sources_in_text: bool = True  # docdesk.sources_in_text: a "Sources:" list after the answer
+
+
+def _text_of(content, param: str) -> str:
+    """A message's text: a string, or the text parts of a content list (images are not read)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text")]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    raise ApiError(400, f"{param} must be a string or a list of content parts", param=param)
+
+
+def without_sources(answer: str) -> str:
+    """An earlier answer as the model should see it again: without the Sources list DocDesk added."""
+    cut = answer.rfind(SOURCES_HEADING)
+    return answer[:cut] if cut >= 0 else answer
+
+
+def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
+    """The request body as an AskCall; raises ApiError (400, or 404 for another model).
+    `resolve` turns a document reference (id, id prefix, path) into its id, or raises LookupError."""
+    if not isinstance(payload, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    model = payload.get("model")
+    if not isinstance(model, str) or not model:
+        raise ApiError(400, "you must provide a model parameter: this server has one model, 'docdesk'", param="model")
+    if model != MODEL:
+        raise ApiError(
+            404,
+            f"The model '{model}' does not exist: this server has one model, 'docdesk' (answers from your library)",
+            code="model_not_found",
+            param="model",
+        )
+    messages = payload.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ApiError(400, "messages must be a non-empty list of {role, content} objects", param="messages")
+    said: list[tuple[str, str]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise ApiError(400, f"messages[{i}] must be an object with a role", param=f"messages[{i}]")
+        said.append((message["role"], _text_of(message.get("content"), f"messages[{i}].content")))
+    # The client's own system prompt is not used: DocDesk's prompt is what makes answers cite.
+    said = [(role, text) for role, text in said if role in ("user", "assistant") and text.strip()]
+    if not said or said[-1][0] != "user":
+        raise ApiError(400, "the last message must be the user's question", param="messages")
+    history: list[Turn] = []
+    asked: str | None = None
+    for role, text in said[:-1]:
+        if role == "user":
+            asked = text if asked is None else f"{asked}\n{text}"
+        elif asked is not None:
+            history.append(Turn(asked, without_sources(text)))
+            asked = None
+    extension = payload.get("docdesk") or {}
+    if not isinstance(extension, dict):
+        raise ApiError(400, 'docdesk must be an object such as {"doc_ids": ["..."]}', param="docdesk")
+    doc_ids = extension.get("doc_ids")
+    if doc_ids is not None:
+        if not isinstance(doc_ids, list) or not all(isinstance(d, str) for d in doc_ids):
+            raise ApiError(400, "docdesk.doc_ids must be a list of document ids", param="docdesk.doc_ids")
+        resolved = []
+        for ref in doc_ids:
+            try:
+                resolved.append(resolve(ref))
+            except LookupError as exc:
+                raise ApiError(404, str(exc), code="document_not_found", param="docdesk.doc_ids") from None
+        doc_ids = resolved or None
+    stream = payload.get("stream", False)
+    if not isinstance(stream, bool):
+        raise ApiError(400, "stream must be true or false", param="stream")
+    options = payload.get("stream_options") or {}
+    return AskCall(
+        question=said[-1][1],
+        history=history,
+        doc_ids=doc_ids,
+        stream=stream,
+        include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        sources_in_text=bool(extension.get("sources_in_text", True)),
+    )
+
+
+# -- what goes back -----------------------------------------------------------------------------
+def source_json(source: CitedSource) -> dict:
+    return {
+        "n": source.n,
+        "title": source.title,
+        "path": source.path,
+        "page": source.page,
+        "page_end": source.page_end,
+        "page_label": source.page_label,
+        "doc_id": source.doc_id,
+        "cited": source.cited,
+    }
+
+
+def shown_sources(answer: Answer) -> list[CitedSource]:
+    """The sources a reader is shown: those the answer cites, or all it was given when it cites none."""
+    sources = answer.cited_sources()
+    return [s for s in sources if s.cited] or sources
+
+
+def sources_text(answer: Answer) -> str:
+    """The Sources list as `docdesk ask` prints it, for editors that show only the text."""
+    shown = shown_sources(answer)
+    if not shown:
+        return ""
+    return SOURCES_HEADING + "\n".join(f"{s.label} ({s.path})" for s in shown)
+
+
+def finish_reason(answer: Answer) -> str:
+    return "length" if answer.stats.finish_reason == "length" else "stop"
+
+
+def usage(answer: Answer) -> dict:
+    prompt, completion = answer.stats.prompt_tokens, answer.stats.completion_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+class Reply:
+    """The objects of one answer: a completion, or the chunks of a stream; one id and time for all."""
+
+    def __init__(self) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        self.created = int(time.time())
+
+    def _head(self, kind: str) -> dict:
+        return {"id": self.id, "object": kind, "created": self.created, "model": MODEL}
+
+    def completion(self, answer: Answer, sources_in_text: bool) -> dict:
+        text = answer.text + (sources_text(answer) if sources_in_text else "")
+        return {
+            **self._head("chat.completion"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish_reason(answer),
+                }
+            ],
+            "usage": usage(answer),
+            "sources": [source_json(s) for s in answer.cited_sources()],
+        }
+
+    def chunk(self, delta: dict, finish: str | None = None, **extra) -> dict:
+        return {
+            **self._head("chat.completion.chunk"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
+
+    def last_chunk(self, answer: Answer) -> dict:
+        """The closing chunk: why it ended, and the sources (the text streamed before it)."""
+        return self.chunk(
+            {}, finish_reason(answer), sources=[source_json(s) for s in answer.cited_sources()], answer=answer.text
+        )
+
+    def usage_chunk(self, answer: Answer) -> dict:
+        return {**self._head("chat.completion.chunk"), "choices": [], "usage": usage(answer)}
+
+
+def models_list() -> dict:
+    return {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "docdesk"}]}
