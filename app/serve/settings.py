@@ -39,8 +39,8 @@ def is_loopback(host: str) -> bool:
 
 def check_serve_settings(settings: ServeSettings) -> None:
     """Raise ServeRefused for settings that would expose the library or cannot work."""
-    if not 0 < settings.port < 65536:
-        raise ServeRefused(f"port {settings.port} is not a TCP port (1-65535)")
+    if not 0 <= settings.port < 65536:  # 0: any free port (the address is printed)
+        raise ServeRefused(f"port {settings.port} is not a TCP port (1-65535, or 0 for any free one)")
     if settings.queue < 0:
         raise ServeRefused(f"queue {settings.queue} is negative: 0 turns waiting off")
     if not settings.token and not is_loopback(settings.host):
