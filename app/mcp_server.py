@@ -34,6 +34,7 @@ from . import __version__
 from .cli_errors import explain
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 INSTRUCTIONS = """\
 DocDesk is the user's local, private document library (PDF, Word, Markdown, HTML, slides,
@@ -138,6 +139,13 @@ class PageText(TypedDict):
     ocr_confidence: float | None
 
 
+def _only(record: type[R], values: dict[str, Any], **more: Any) -> R:
+    """A result with exactly its TypedDict's keys: the SDK validates the structured result (dropping
+    extra keys) but writes the text form for older clients from what the tool returned."""
+    values = {**values, **more}
+    return record(**{key: values[key] for key in record.__annotations__})  # type: ignore[call-arg]
+
+
 @contextmanager
 def _as_tool_errors(desk) -> Iterator[None]:
     """What a user can cause (an unknown document, a damaged or full library, a model that fails to
@@ -218,7 +226,7 @@ class DocDeskTools:
             for n, hit in enumerate(result.hits, 1):
                 p = hit.passage
                 label = page_label(p.page, p.page_end, p.synthetic_pages)
-                passages.append(Passage(n=n, **hit.as_dict(), page_label=label))
+                passages.append(_only(Passage, hit.as_dict(), n=n, page_label=label))
             return SearchResults(query=query, passages=passages)
 
         return await self._off_loop(self._store, search)
@@ -242,7 +250,7 @@ class DocDeskTools:
             with self.desk.doing("answering", question=question, chat_title=question[:60]):
                 prepared = answerer.prepare(question, ids, None, cancel)
                 reply = answerer.generate(prepared, None, cancel)
-            sources = [Source(**s.to_json()) for s in reply.cited_sources()]
+            sources = [_only(Source, s.to_json()) for s in reply.cited_sources()]
             return CitedAnswer(answer=reply.text, sources=sources, relevant=prepared.relevant)
 
         return await self._off_loop(self._engine, answer)
@@ -253,7 +261,7 @@ class DocDeskTools:
         return await self._off_loop(self._store, self._documents)
 
     def _documents(self, _cancel: threading.Event) -> Documents:
-        return Documents(documents=[d.as_dict() for d in self.desk.documents()])
+        return Documents(documents=[_only(Document, d.as_dict()) for d in self.desk.documents()])
 
     async def summarize_document(
         self,
@@ -275,7 +283,7 @@ class DocDeskTools:
         def summarize(cancel: threading.Event) -> DocumentSummary:
             with self.desk.doing("summarizing", document=doc.title or doc.path):
                 summary = self.desk.summarizer().summarize(doc.id, style, language, report, cancel)
-            return DocumentSummary(**summary.as_dict())
+            return _only(DocumentSummary, summary.as_dict())
 
         return await self._off_loop(self._engine, summarize)
 

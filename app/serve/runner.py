@@ -78,7 +78,11 @@ def serve_until_stopped(desk, settings: ServeSettings) -> int:
             f'docdesk: serving {desk.settings.library} at {base_url(settings, sock)} · model "docdesk" · '
             f"{slots} at once, {settings.queue} may wait · {guarded} · Ctrl-C stops\n"
         )
-        server.run(sockets=[sock])
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn stops gracefully on Ctrl-C, then raises it again
+            pass
+        sys.stderr.write("docdesk: stopped serving\n")
     finally:
         sock.close()
     return 0
