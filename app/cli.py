@@ -12,6 +12,8 @@ from ingest.errors import IngestError
 
 from .cli_errors import OK, SOME_FAILED, explain
 from .cli_parser import build_parser
+from .cli_serving import cmd_mcp, cmd_serve
+from .model_flags import apply_model_flags
 from .progress_lines import progress_for
 from .settings import load_settings
 
@@ -133,18 +135,6 @@ def _cmd_search(desk, args) -> int:
     return 0
 
 
-def _apply_model_flags(desk, args) -> None:
-    llm = desk.settings.llm
-    llm.backend = args.backend or llm.backend
-    llm.model = args.model or llm.model
-    if args.url:
-        llm.url, llm.backend = args.url, args.backend or "openai"
-    if llm.backend == "llama_cpp":  # before search or ingest import numpy: see load_native_library
-        from engine.backends.llama_cpp import load_native_library
-
-        load_native_library()
-
-
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -158,7 +148,7 @@ def _report(*parts: str) -> None:
 def _cmd_ask(desk, args) -> int:
     import threading
 
-    _apply_model_flags(desk, args)
+    apply_model_flags(desk, args)
     question = " ".join(args.question)
     doc_ids = [desk.resolve(ref).id for ref in args.doc or []]
     session = desk.chat_session(None if args.new_chat else args.chat)
@@ -238,7 +228,7 @@ def _cmd_summarize(desk, args) -> int:
 
     from .progress import SummaryProgressLine
 
-    _apply_model_flags(desk, args)
+    apply_model_flags(desk, args)
     doc = desk.library.resolve(args.document)
     if doc is None and Path(args.document).is_file():  # a file not yet in the library: add it first
         bar = progress_for()
@@ -273,7 +263,7 @@ def _cmd_summarize(desk, args) -> int:
 def _cmd_chat(desk, args) -> int:
     from engine.backends import ChatRequest
 
-    _apply_model_flags(desk, args)
+    apply_model_flags(desk, args)
     backend = desk.backend()
     request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
     parts = []
@@ -312,25 +302,6 @@ def _cmd_chat(desk, args) -> int:
     return 0
 
 
-def _cmd_serve(desk, args) -> int:
-    from .serve.runner import serve_until_stopped
-
-    _apply_model_flags(desk, args)
-    serve = desk.settings.serve
-    serve.host = args.host or serve.host
-    serve.port = args.port if args.port is not None else serve.port
-    serve.token = args.token or os.environ.get("DOCDESK_TOKEN") or serve.token
-    serve.queue = args.queue if args.queue is not None else serve.queue
-    return serve_until_stopped(desk, serve)
-
-
-def _cmd_mcp(desk, args) -> int:
-    from .mcp_server import run_stdio
-
-    _apply_model_flags(desk, args)
-    return run_stdio(desk)
-
-
 def _cmd_doctor(desk, args) -> int:
     from engine.doctor import report
 
@@ -351,8 +322,8 @@ COMMANDS = {
     "chats": _cmd_chats,
     "summarize": _cmd_summarize,
     "chat": _cmd_chat,
-    "serve": _cmd_serve,
-    "mcp": _cmd_mcp,
+    "serve": cmd_serve,
+    "mcp": cmd_mcp,
     "doctor": _cmd_doctor,
     "repair": _cmd_repair,
 }

@@ -13,6 +13,7 @@ between tokens. While the SDK serves, fd 1 points at stderr: only protocol messa
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,7 +57,7 @@ DocRefs = Annotated[
 DocRef = Annotated[str, Field(description="The document: its id from list_documents, an id prefix, or its file path")]
 
 
-class Passage(TypedDict):
+class _Quoted(TypedDict):
     """A passage of a document; `page_label` is how to cite its pages ("p. 3", "pp. 3–4")."""
 
     n: int
@@ -67,6 +68,11 @@ class Passage(TypedDict):
     page_end: int
     page_label: str
     text: str
+
+
+class Passage(_Quoted):
+    """A passage search found; `score` ranks them, best first."""
+
     score: float
 
 
@@ -75,18 +81,10 @@ class SearchResults(TypedDict):
     passages: list[Passage]
 
 
-class Source(TypedDict):
+class Source(_Quoted):
     """A passage the answer was given; `cited`: the answer cites it as [n]."""
 
-    n: int
-    doc_id: str
-    title: str
-    path: str
-    page: int
-    page_end: int
-    page_label: str
     cited: bool
-    text: str
 
 
 class CitedAnswer(TypedDict):
@@ -323,7 +321,7 @@ def _progress_reporter(ctx: Context) -> Callable[[Any], None]:
     """A summary's progress as MCP progress notifications (a no-op unless the client asked for them).
     Called on worker threads; the counter only grows, as the protocol wants, across the stages."""
     token = anyio.lowlevel.current_token()
-    steps = iter(range(1, 1_000_000))
+    steps = itertools.count(1)
 
     def report(progress) -> None:
         message = f"{progress.stage}: {progress.done} of {progress.total} parts"

@@ -62,6 +62,33 @@ def without_sources(answer: str) -> str:
     return answer[:cut] if cut >= 0 else answer
 
 
+def _history(said: list[tuple[str, str]]) -> list[Turn]:
+    """The exchanges before the question: user messages in a row are one question."""
+    history: list[Turn] = []
+    asked: str | None = None
+    for role, text in said:
+        if role == "user":
+            asked = text if asked is None else f"{asked}\n{text}"
+        elif asked is not None:
+            history.append(Turn(asked, without_sources(text)))
+            asked = None
+    return history
+
+
+def _doc_ids(refs, resolve: Callable[[str], str]) -> list[str] | None:
+    if refs is None:
+        return None
+    if not isinstance(refs, list) or not all(isinstance(d, str) for d in refs):
+        raise ApiError(400, "docdesk.doc_ids must be a list of document ids", param="docdesk.doc_ids")
+    resolved = []
+    for ref in refs:
+        try:
+            resolved.append(resolve(ref))
+        except LookupError as exc:
+            raise ApiError(404, str(exc), code="document_not_found", param="docdesk.doc_ids") from None
+    return resolved or None
+
+
 def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     """The request body as an AskCall; raises ApiError (400, or 404 for another model).
     `resolve` turns a document reference (id, id prefix, path) into its id, or raises LookupError."""
@@ -89,36 +116,17 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     said = [(role, text) for role, text in said if role in ("user", "assistant") and text.strip()]
     if not said or said[-1][0] != "user":
         raise ApiError(400, "the last message must be the user's question", param="messages")
-    history: list[Turn] = []
-    asked: str | None = None
-    for role, text in said[:-1]:
-        if role == "user":
-            asked = text if asked is None else f"{asked}\n{text}"
-        elif asked is not None:
-            history.append(Turn(asked, without_sources(text)))
-            asked = None
     extension = payload.get("docdesk") or {}
     if not isinstance(extension, dict):
         raise ApiError(400, 'docdesk must be an object such as {"doc_ids": ["..."]}', param="docdesk")
-    doc_ids = extension.get("doc_ids")
-    if doc_ids is not None:
-        if not isinstance(doc_ids, list) or not all(isinstance(d, str) for d in doc_ids):
-            raise ApiError(400, "docdesk.doc_ids must be a list of document ids", param="docdesk.doc_ids")
-        resolved = []
-        for ref in doc_ids:
-            try:
-                resolved.append(resolve(ref))
-            except LookupError as exc:
-                raise ApiError(404, str(exc), code="document_not_found", param="docdesk.doc_ids") from None
-        doc_ids = resolved or None
     stream = payload.get("stream", False)
     if not isinstance(stream, bool):
         raise ApiError(400, "stream must be true or false", param="stream")
     options = payload.get("stream_options") or {}
     return AskCall(
         question=said[-1][1],
-        history=history,
-        doc_ids=doc_ids,
+        history=_history(said[:-1]),
+        doc_ids=_doc_ids(extension.get("doc_ids"), resolve),
         stream=stream,
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         sources_in_text=bool(extension.get("sources_in_text", True)),

@@ -30,9 +30,10 @@ TOOLS = {"search_documents", "ask", "list_documents", "summarize_document", "get
 # `docdesk mcp` whose fake model is slow: 400 different words (no loop to cut short), 50 ms each.
 SLOW_MODEL_SERVER = """
 import sys
+from engine.backends import registry
 from engine.backends.fake import FakeBackend
 words = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26) for i in range(400))
-FakeBackend.from_settings = classmethod(lambda cls, settings, **_: cls(words, token_delay=0.05))
+registry._BUILDERS["fake"] = lambda settings, **_: FakeBackend(words, token_delay=0.05)
 from app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
