@@ -21,6 +21,7 @@ from .document_opener import DocumentOpener
 from .engine_controller import EngineController
 from .library_controller import LibraryController
 from .library_pane import LibraryPane
+from .serve_controller import ServeController
 from .settings_controller import SettingsController
 from .summary_controller import SummaryController
 from .summary_panel import SummaryPanel
@@ -52,6 +53,7 @@ class MainWindow(QMainWindow):
         self.library.refresh()
         self.chat.refresh_chats()
         self.library.watch()
+        self.serve.apply(self.desk.settings.serve)
         if crash_notice is not None:
             self._show_crash_notice(crash_notice)
         if warm_up:  # after the window is up: models load in the background
@@ -73,11 +75,13 @@ class MainWindow(QMainWindow):
         self.summary_panel = SummaryPanel(self)
         self.engine_label = QLabel()
         self.library_label = QLabel()
+        self.serve_label = QLabel(visible=False)  # "Serving editors at …" (Settings: Serve to editors)
         self.gpu_warning_label = QLabel(visible=False)  # a GPU the llama.cpp build cannot use
         self.crash_label = QLabel(visible=False)  # the last session died: what happened
         self.statusBar().addWidget(self.gpu_warning_label)
         self.statusBar().addWidget(self.crash_label)
         self.statusBar().addWidget(self.engine_label, 1)
+        self.statusBar().addPermanentWidget(self.serve_label)
         self.statusBar().addPermanentWidget(self.library_label)
 
     def _build_controllers(self) -> None:
@@ -87,7 +91,8 @@ class MainWindow(QMainWindow):
         opener = DocumentOpener(desk, workers, self.viewer, self)
         self.chat = ChatController(desk, workers, self.chat_pane, self.library_pane, opener, self)
         self.summaries = SummaryController(desk, workers, self.summary_panel, opener, status, self)
-        self.settings = SettingsController(desk, workers, self.engine, status, self)
+        self.serve = ServeController(desk, self.serve_label, self)
+        self.settings = SettingsController(desk, workers, self.engine, status, self, self.serve)
 
         self.engine.state_changed.connect(self.engine_state_changed)
         self.library.changed.connect(self.library_changed)
@@ -193,6 +198,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802
         self.save_geometry()
         self.statusBar().showMessage(self.tr("Stopping…"))
+        self.serve.stop()  # before the model closes: answers still being written stop first
         self.workers.shutdown()
         self.desk.close()
         super().closeEvent(event)

@@ -11,15 +11,23 @@ from ..services import DocDesk
 from ..settings import save_settings
 from .engine_controller import EngineController
 from .ops import Op, describe
+from .serve_controller import ServeController
 from .tasks import Workers
 
 
 class SettingsController(QObject):
     def __init__(
-        self, desk: DocDesk, workers: Workers, engine: EngineController, status: QStatusBar, window: QWidget
+        self,
+        desk: DocDesk,
+        workers: Workers,
+        engine: EngineController,
+        status: QStatusBar,
+        window: QWidget,
+        serve: ServeController | None = None,
     ) -> None:
         super().__init__(window)
         self.desk, self.workers, self.engine, self.status, self.window = desk, workers, engine, status, window
+        self.serve = serve
         self.dialog = None
 
     def open(self):
@@ -39,9 +47,12 @@ class SettingsController(QObject):
         self.desk.settings.llm = settings.llm
         self.desk.settings.answers = settings.answers
         self.desk.settings.ui_language = settings.ui_language
+        self.desk.settings.serve = settings.serve
         self.status.showMessage(self.tr("Settings saved to %1").replace("%1", str(path)), 6000)
         if llm_changed:
             self.engine.reload()
+        if self.serve is not None:  # a new model may run more answers at once: the queue follows it
+            self.serve.apply(settings.serve, restart=llm_changed)
 
     def test_model(self, settings, dialog) -> None:
         dialog.show_test(self.tr("Testing…"))

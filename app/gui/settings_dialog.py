@@ -4,10 +4,12 @@ button and the doctor's report. Saved to the same config.toml the CLI reads."""
 from __future__ import annotations
 
 import copy
+import secrets
 from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -58,6 +60,7 @@ class SettingsDialog(QDialog):
         tabs = QTabWidget()
         tabs.addTab(self._model_tab(), self.tr("Model"))
         tabs.addTab(self._library_tab(), self.tr("Library"))
+        tabs.addTab(self._serve_tab(), self.tr("Serve to editors"))
         tabs.addTab(self._doctor_tab(), self.tr("Doctor"))
         help_text = QLabel(
             self.tr(
@@ -144,6 +147,43 @@ class SettingsDialog(QDialog):
         lform.addRow(QLabel(self.tr("A new library folder, model or language takes effect after a restart.")))
         return library
 
+    def _serve_tab(self) -> QWidget:
+        """The OpenAI-compatible endpoint (as `docdesk serve`): on or off, its port, its token."""
+        serve = self.settings.serve
+        tab = QWidget()
+        form = QFormLayout(tab)
+        self.serve_enabled = QCheckBox(self.tr("Serve the library to editors while DocDesk is open"))
+        self.serve_enabled.setChecked(serve.enabled)
+        self.serve_port = QSpinBox(minimum=1, maximum=65535, value=serve.port or 8765)
+        self.serve_token = QLineEdit(serve.token or "")
+        self.serve_token.setPlaceholderText(self.tr("none: only programs on this computer can connect"))
+        generate = QPushButton(self.tr("New token"))
+        generate.clicked.connect(lambda: self.serve_token.setText(secrets.token_urlsafe(24)))
+        token_row = QHBoxLayout()
+        token_row.addWidget(self.serve_token, 1)
+        token_row.addWidget(generate)
+        self.serve_network = QCheckBox(self.tr("Let other computers connect (needs a token)"))
+        self.serve_network.setChecked(serve.host not in ("127.0.0.1", "localhost", "::1"))
+        self.serve_hint = QLabel(wordWrap=True)
+        for changed in (self.serve_port.valueChanged, self.serve_token.textChanged, self.serve_network.toggled):
+            changed.connect(self._show_serve_hint)
+        self._show_serve_hint()
+        form.addRow(self.serve_enabled)
+        form.addRow(self.tr("Port"), self.serve_port)
+        form.addRow(self.tr("Token"), token_row)
+        form.addRow(self.serve_network)
+        form.addRow(self.serve_hint)
+        return tab
+
+    def _show_serve_hint(self) -> None:
+        host = "0.0.0.0" if self.serve_network.isChecked() else "127.0.0.1"
+        text = self.tr('Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".').replace(
+            "%1", f"http://{'<this computer>' if host == '0.0.0.0' else host}:{self.serve_port.value()}/v1"
+        )
+        if self.serve_network.isChecked() and not self.serve_token.text().strip():
+            text += " " + self.tr("Other computers can connect only with a token: set one.")
+        self.serve_hint.setText(text)
+
     def _doctor_tab(self) -> QWidget:
         doctor = QWidget()
         dlayout = QVBoxLayout(doctor)
@@ -176,6 +216,14 @@ class SettingsDialog(QDialog):
         settings.library = Path(self.library_path.text().strip() or str(settings.library)).expanduser()
         settings.embedding_model = self.embedding.text().strip() or None
         settings.ui_language = self.language.currentData()
+        serve = settings.serve
+        serve.enabled = self.serve_enabled.isChecked()
+        serve.port = self.serve_port.value()
+        serve.token = self.serve_token.text().strip() or None
+        if not self.serve_network.isChecked():
+            serve.host = "127.0.0.1"
+        elif serve.host in ("127.0.0.1", "localhost", "::1"):
+            serve.host = "0.0.0.0"  # every interface; an address set in config.toml is kept
         return settings
 
     def show_test(self, text: str) -> None:

@@ -304,75 +304,103 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="102" />
+        <location filename="../main_window.py" line="107" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="105" />
+        <location filename="../main_window.py" line="110" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="106" />
+        <location filename="../main_window.py" line="111" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="107" />
+        <location filename="../main_window.py" line="112" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135" />
+        <location filename="../main_window.py" line="140" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="138" />
+        <location filename="../main_window.py" line="143" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="168" />
+        <location filename="../main_window.py" line="173" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170" />
+        <location filename="../main_window.py" line="175" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180" />
+        <location filename="../main_window.py" line="185" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195" />
+        <location filename="../main_window.py" line="200" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
 </context>
 <context>
+    <name>ServeController</name>
+    <message>
+        <location filename="../serve_controller.py" line="47" />
+        <source>⚠ Not serving editors</source>
+        <translation>⚠ 未向编辑器开放</translation>
+    </message>
+    <message>
+        <location filename="../serve_controller.py" line="50" />
+        <source>a token is required</source>
+        <translation>需要令牌</translation>
+    </message>
+    <message>
+        <location filename="../serve_controller.py" line="51" />
+        <source>no token: this computer only</source>
+        <translation>无令牌：仅限本机</translation>
+    </message>
+    <message>
+        <location filename="../serve_controller.py" line="52" />
+        <source>Serving editors at %1</source>
+        <translation>已向编辑器开放：%1</translation>
+    </message>
+    <message>
+        <location filename="../serve_controller.py" line="53" />
+        <source>OpenAI-compatible endpoint, model "docdesk" · %1</source>
+        <translation>OpenAI 兼容接口，模型 "docdesk" · %1</translation>
+    </message>
+</context>
+<context>
     <name>SettingsController</name>
     <message>
-        <location filename="../settings_controller.py" line="42" />
+        <location filename="../settings_controller.py" line="51" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="47" />
+        <location filename="../settings_controller.py" line="58" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="53" />
+        <location filename="../settings_controller.py" line="64" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="60" />
+        <location filename="../settings_controller.py" line="71" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
@@ -380,153 +408,198 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="56" />
+        <location filename="../settings_dialog.py" line="58" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="84" />
+        <location filename="../settings_dialog.py" line="87" />
         <source>Bundled model (SmolLM2-135M, CPU)</source>
         <translation>自带模型（SmolLM2-135M，CPU）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="85" />
+        <location filename="../settings_dialog.py" line="88" />
         <source>GGUF file (llama.cpp)</source>
         <translation>GGUF 文件（llama.cpp）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="86" />
+        <location filename="../settings_dialog.py" line="89" />
         <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
         <translation>GGUF 文件，多个回答同时进行（llama-server，由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="87" />
+        <location filename="../settings_dialog.py" line="90" />
         <source>vLLM (started by DocDesk)</source>
         <translation>vLLM（由 DocDesk 启动）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="88" />
+        <location filename="../settings_dialog.py" line="91" />
         <source>OpenAI-compatible server</source>
         <translation>OpenAI 兼容服务器</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="98" />
+        <location filename="../settings_dialog.py" line="101" />
         <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
         <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="99" />
+        <location filename="../settings_dialog.py" line="102" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="108" />
+        <location filename="../settings_dialog.py" line="111" />
         <source>all</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="110" />
+        <location filename="../settings_dialog.py" line="113" />
         <source>model default</source>
         <translation>模型默认</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="112" />
+        <location filename="../settings_dialog.py" line="115" />
         <source>as many as fit</source>
         <translation>显存允许的最大数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="116" />
+        <location filename="../settings_dialog.py" line="119" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="59" />
-        <location filename="../settings_dialog.py" line="117" />
+        <location filename="../settings_dialog.py" line="61" />
+        <location filename="../settings_dialog.py" line="120" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="118" />
+        <location filename="../settings_dialog.py" line="63" />
+        <source>Serve to editors</source>
+        <translation>对编辑器开放</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="121" />
         <source>Server URL</source>
         <translation>服务器地址</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="119" />
+        <location filename="../settings_dialog.py" line="122" />
         <source>vLLM options</source>
         <translation>vLLM 选项</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="120" />
+        <location filename="../settings_dialog.py" line="123" />
         <source>GPU layers</source>
         <translation>GPU 层数</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="121" />
+        <location filename="../settings_dialog.py" line="124" />
         <source>Context length</source>
         <translation>上下文长度</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122" />
+        <location filename="../settings_dialog.py" line="125" />
         <source>Parallel answers (llama-server)</source>
         <translation>并行回答数（llama-server）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123" />
+        <location filename="../settings_dialog.py" line="126" />
         <source>KV cache</source>
         <translation>KV 缓存</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124" />
+        <location filename="../settings_dialog.py" line="127" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="136" />
+        <location filename="../settings_dialog.py" line="139" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="141" />
+        <location filename="../settings_dialog.py" line="144" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="142" />
+        <location filename="../settings_dialog.py" line="145" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="143" />
+        <location filename="../settings_dialog.py" line="146" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="144" />
+        <location filename="../settings_dialog.py" line="147" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="60" />
+        <location filename="../settings_dialog.py" line="62" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="151" />
+        <location filename="../settings_dialog.py" line="191" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="61" />
+        <location filename="../settings_dialog.py" line="64" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="67" />
+        <location filename="../settings_dialog.py" line="70" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="158" />
+        <location filename="../settings_dialog.py" line="155" />
+        <source>Serve the library to editors while DocDesk is open</source>
+        <translation>DocDesk 打开时，向编辑器开放文档库</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="159" />
+        <source>none: only programs on this computer can connect</source>
+        <translation>无：只有本机上的程序可以连接</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="160" />
+        <source>New token</source>
+        <translation>生成新令牌</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="165" />
+        <source>Let other computers connect (needs a token)</source>
+        <translation>允许其他电脑连接（需要令牌）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="172" />
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="173" />
+        <source>Token</source>
+        <translation>令牌</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="180" />
+        <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
+        <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="185" />
+        <source>Other computers can connect only with a token: set one.</source>
+        <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="198" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>

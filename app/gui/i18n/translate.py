@@ -134,6 +134,20 @@ ZH = {
     "vLLM (started by DocDesk)": "vLLM（由 DocDesk 启动）",
     "vLLM options": "vLLM 选项",
     "writing": "写入中",
+    "Serve to editors": "对编辑器开放",
+    "Serve the library to editors while DocDesk is open": "DocDesk 打开时，向编辑器开放文档库",
+    "none: only programs on this computer can connect": "无：只有本机上的程序可以连接",
+    "New token": "生成新令牌",
+    "Let other computers connect (needs a token)": "允许其他电脑连接（需要令牌）",
+    "Port": "端口",
+    "Token": "令牌",
+    'Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".': '在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。',
+    "Other computers can connect only with a token: set one.": "其他电脑必须凭令牌连接：请设置一个令牌。",
+    "⚠ Not serving editors": "⚠ 未向编辑器开放",
+    "a token is required": "需要令牌",
+    "no token: this computer only": "无令牌：仅限本机",
+    "Serving editors at %1": "已向编辑器开放：%1",
+    'OpenAI-compatible endpoint, model "docdesk" · %1': 'OpenAI 兼容接口，模型 "docdesk" · %1',
 }
 
 
