@@ -26,4 +26,11 @@ run add "$scan" --json | grep -q 'text recognised by OCR on 1 page'
 for sample in office/test_slides.pptx office/temperature.xlsx epub/childrens-literature.epub odf/simpletable.odt; do
     run add "$root/tests/data/$sample" --json | grep -q '"status": "indexed"'
 done
-echo "== the built application works offline: --version, doctor, add (PDF, a scan by OCR, PPTX, XLSX, EPUB, ODT), ask"
+# serve and mcp: the server and its client share a namespace whose loopback is up (or, without
+# namespaces, this machine's).
+if [ ${#offline[@]} -gt 0 ] && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    unshare -n bash -c 'ip link set lo up && exec bash "$0" "$@"' "$root/packaging/test_dist_serve.sh" "$exe" "$home"
+else
+    bash "$root/packaging/test_dist_serve.sh" "$exe" "$home"
+fi
+echo "== the built application works offline: --version, doctor, add (PDF, a scan by OCR, PPTX, XLSX, EPUB, ODT), ask, serve, mcp"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
 from ..serve.settings import ServeRefused, ServeSettings
@@ -25,6 +25,7 @@ class ServeController(QObject):
         self.desk, self.label = desk, label
         self.server = None
         self.serving: ServeSettings | None = None  # the settings the running server was started with
+        self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)  # the address, to copy into an editor
         self.label.setVisible(False)
 
     @property

@@ -7,7 +7,9 @@ forbidden address is a one-line message at once, not a traceback after a minute 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -66,6 +68,28 @@ def warm(desk) -> int:
     return backend.max_concurrency
 
 
+class _Terminated(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (systemd, `kill`) ends `docdesk serve` as Ctrl-C does: answers stopped, the
+    library closed, exit 0, and no "stopped unexpectedly" notice on the next start."""
+
+    def terminated(signum, frame):
+        raise _Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def serve_until_stopped(desk, settings: ServeSettings) -> int:
     """`docdesk serve`: listen, load the model, serve until Ctrl-C (or SIGTERM)."""
     sock = open_socket(settings)
@@ -78,10 +102,11 @@ def serve_until_stopped(desk, settings: ServeSettings) -> int:
             f'docdesk: serving {desk.settings.library} at {base_url(settings, sock)} · model "docdesk" · '
             f"{slots} at once, {settings.queue} may wait · {guarded} · Ctrl-C stops\n"
         )
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:  # uvicorn stops gracefully on Ctrl-C, then raises it again
-            pass
+        with _terminate_as_interrupt():
+            try:
+                server.run(sockets=[sock])
+            except (KeyboardInterrupt, _Terminated):  # uvicorn stops gracefully, then raises the signal again
+                pass
         sys.stderr.write("docdesk: stopped serving\n")
     finally:
         sock.close()

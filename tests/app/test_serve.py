@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -382,3 +383,20 @@ def test_a_port_in_use_is_one_line(tmp_path):
         refused = _docdesk("serve", "--port", str(port), tmp_path=tmp_path)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert f"cannot listen on 127.0.0.1:{port}" in refused.stderr and "--port" in refused.stderr
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_serve_stops_cleanly_on_ctrl_c_and_sigterm(tmp_path, stop):
+    """As a terminal or systemd stops it: exit 0, and the next start reports no crash."""
+    from tests.bench.load_serve import Server
+
+    config = tmp_path / "config.toml"
+    config.write_text('[llm]\nbackend = "fake"\n', encoding="utf-8")
+    server = Server(tmp_path / "lib", config=config, queue=2)
+    assert [m.id for m in client(server.url).models.list()] == ["docdesk"]
+    server.process.send_signal(stop)
+    assert server.process.wait(30) == 0
+    time.sleep(0.5)  # the stderr reader thread
+    assert any("stopped serving" in line for line in server.log)
+    after = _docdesk("list", tmp_path=tmp_path)
+    assert after.returncode == 0 and "unexpectedly" not in after.stderr
