@@ -121,22 +121,42 @@ class ChatCompletions:
             pass
 
     async def _answer(self, call, send, gone: asyncio.Future) -> None:
+        slot = self.admission.slot()
         try:
-            async with self.admission.slot():
-                run = AnswerRun(self.desk, call).start()
-                self.live.add(run)
-                try:
-                    if call.stream:
-                        await self._stream(run, call, send, gone)
-                    else:
-                        await self._complete(run, call, send, gone)
-                finally:
-                    run.cancel.set()  # a no-op when it finished; stops the model when it did not
-                    await run.finished.wait()  # the slot is free only once the model is
-                    self.live.discard(run)
+            if not await self._admitted(slot, gone):
+                return  # the client left while it waited: its place in the queue is gone with it
         except Busy as busy:
             error = ApiError(429, str(busy), "rate_limit_error", "rate_limit_exceeded")
             await send_json(send, 429, error.body(), {"retry-after": str(busy.retry_after_s)})
+            return
+        run = AnswerRun(self.desk, call).start()
+        self.live.add(run)
+        try:
+            if call.stream:
+                await self._stream(run, call, send, gone)
+            else:
+                await self._complete(run, call, send, gone)
+        finally:
+            run.cancel.set()  # a no-op when it finished; stops the model when it did not
+            await run.finished.wait()  # the slot is free only once the model is
+            self.live.discard(run)
+            await slot.__aexit__(None, None, None)
+
+    @staticmethod
+    async def _admitted(slot, gone: asyncio.Future) -> bool:
+        """Wait for a slot unless the client goes first; True: the slot is held (raises Busy)."""
+        entering = asyncio.ensure_future(slot.__aenter__())
+        await asyncio.wait([entering, gone], return_when=asyncio.FIRST_COMPLETED)
+        if not entering.done():
+            entering.cancel()
+            await asyncio.gather(entering, return_exceptions=True)
+        if entering.cancelled():
+            return False
+        entering.result()  # raises Busy
+        if gone.done():  # admitted in the same instant the client left
+            await slot.__aexit__(None, None, None)
+            return False
+        return True
 
     async def _complete(self, run: AnswerRun, call, send, gone: asyncio.Future) -> None:
         result = asyncio.ensure_future(run.result())

@@ -400,3 +400,19 @@ def test_serve_stops_cleanly_on_ctrl_c_and_sigterm(tmp_path, stop):
     assert any("stopped serving" in line for line in server.log)
     after = _docdesk("list", tmp_path=tmp_path)
     assert after.returncode == 0 and "unexpectedly" not in after.stderr
+
+
+def test_a_client_that_leaves_the_queue_frees_its_place(library_folder, embedder):
+    slow = FakeBackend(LONG_REPLY, token_delay=0.005, max_concurrency=1)
+    with serving(library_folder, embedder, backend=slow, queue=1) as (url, backend):
+        body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}]}
+        running = threading.Thread(target=lambda: httpx.post(f"{url}/chat/completions", json=body, timeout=60))
+        running.start()
+        assert wait_until(lambda: backend.in_flight == 1)
+        with pytest.raises(httpx.ReadTimeout):  # queued behind it, then gone
+            httpx.post(f"{url}/chat/completions", json=body, timeout=httpx.Timeout(10, read=0.3))
+        time.sleep(0.2)
+        third = httpx.post(f"{url}/chat/completions", json=body, timeout=60)  # queues in the freed place
+        assert third.status_code == 200, third.text
+        running.join(60)
+        assert len(backend.requests) == 2  # the one that left never reached the model
