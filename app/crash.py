@@ -42,7 +42,8 @@ class CrashGuard:
     def __init__(self) -> None:
         self.folder: Path | None = None
         self._faults = None
-        self._state: dict = {}
+        self._state: dict = {}  # the process: pid, start time
+        self._open: list[dict] = []  # the doing() blocks now open, oldest first
         self._lock = threading.Lock()
         self.notice: CrashNotice | None = None
 
@@ -64,15 +65,17 @@ class CrashGuard:
     @contextmanager
     def doing(self, activity: str, **details):
         """Mark what this process is doing for the span of the block (details: model, chat, question)."""
+        # Blocks may overlap on several threads (the window and its editors' server answer at
+        # once): the marker shows the latest block still open, and idle once none is.
+        mark = {"activity": activity, "since": time.time(), **details}
         with self._lock:
-            before = dict(self._state)
-            self._state.update(activity=activity, since=time.time(), **details)
+            self._open.append(mark)
         self._write()
         try:
             yield
         finally:
             with self._lock:
-                self._state = before
+                self._open.remove(mark)
             self._write()
 
     def stop(self) -> None:
@@ -91,7 +94,8 @@ class CrashGuard:
             marker = self.folder / f"session-{os.getpid()}.json"
             temporary = marker.with_suffix(f".tmp{threading.get_ident()}")
             try:
-                temporary.write_text(json.dumps(self._state, ensure_ascii=False), encoding="utf-8")
+                state = {**self._state, **(self._open[-1] if self._open else {"activity": "idle"})}
+                temporary.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
                 os.replace(temporary, marker)
             except OSError:
                 pass  # a full disk must not stop the answer; the marker is only a hint

@@ -10,10 +10,12 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the window test, also when this file runs alone
 
-from app.crash import CrashGuard, report_previous
-from tests.conftest import ROOT
+import pytest  # noqa: E402
+
+from app.crash import CrashGuard, report_previous  # noqa: E402
+from tests.conftest import ROOT  # noqa: E402
 
 pytestmark = pytest.mark.models
 
@@ -125,3 +127,24 @@ def test_the_window_shows_the_notice(crashed, qtbot):
     assert QUESTION in window.crash_box.text()
     window.crash_box.close()
     window.close()
+
+
+def test_overlapping_blocks_on_two_threads_leave_the_marker_idle(tmp_path):
+    """The window and the editors' server answer at once: when both are done, nothing is marked."""
+    import json
+    import os
+
+    from app.crash import CrashGuard
+
+    guard = CrashGuard()
+    guard.start(tmp_path)
+    marker = tmp_path / f"session-{os.getpid()}.json"
+    first = guard.doing("answering", question="first")
+    second = guard.doing("answering", question="second")
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first ends before the second
+    assert json.loads(marker.read_text())["question"] == "second"
+    second.__exit__(None, None, None)
+    assert json.loads(marker.read_text())["activity"] == "idle"
+    guard.stop()
