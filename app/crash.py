@@ -10,6 +10,7 @@ writes `crash-YYYYmmdd-HHMMSS.txt` from the two, and shows what happened and wha
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -70,8 +71,8 @@ class CrashGuard:
         mark = {"activity": activity, "since": time.time(), **details}
         with self._lock:
             self._open.append(mark)
-        self._write()
         try:
+            self._write()
             yield
         finally:
             with self._lock:
@@ -95,10 +96,12 @@ class CrashGuard:
             temporary = marker.with_suffix(f".tmp{threading.get_ident()}")
             try:
                 state = {**self._state, **(self._open[-1] if self._open else {"activity": "idle"})}
-                temporary.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+                # ASCII escapes: a question with a lone surrogate (a client's bad JSON) still writes.
+                temporary.write_text(json.dumps(state), encoding="utf-8")
                 os.replace(temporary, marker)
-            except OSError:
-                pass  # a full disk must not stop the answer; the marker is only a hint
+            except (OSError, ValueError):  # a full disk must not stop the answer; the marker is only a hint
+                with contextlib.suppress(OSError):
+                    temporary.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

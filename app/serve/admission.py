@@ -26,6 +26,10 @@ class Busy(Exception):
         self.retry_after_s = retry_after_s
 
 
+class Closing(Exception):
+    """The server is shutting down: nobody new gets a slot, and the queue is sent away."""
+
+
 class Admission:
     def __init__(self, slots: int, queue: int, typical_answer_s: float = 10.0) -> None:
         self.slots = max(1, slots)
@@ -34,6 +38,7 @@ class Admission:
         self._waiting: deque[asyncio.Future] = deque()
         self._typical_s = typical_answer_s  # a running average of how long a slot is held
         self.admitted = self.refused = 0
+        self.closed = False
 
     @property
     def waiting(self) -> int:
@@ -48,6 +53,8 @@ class Admission:
     async def slot(self) -> AsyncIterator[None]:
         """Hold one of the backend's slots for the block; raises Busy when the queue is full.
         A waiter that is cancelled (its client went away) leaves the queue at once."""
+        if self.closed:
+            raise Closing
         if self.running < self.slots and not self.waiting:
             self.running += 1
         elif self.waiting >= self.queue:
@@ -59,7 +66,7 @@ class Admission:
             try:
                 await turn
             except BaseException:
-                if turn.done() and not turn.cancelled():
+                if turn.done() and not turn.cancelled() and turn.exception() is None:
                     self._hand_on()  # the slot was handed to us just as we left: pass it on
                 else:
                     turn.cancel()
@@ -71,6 +78,14 @@ class Admission:
         finally:
             self._typical_s = 0.8 * self._typical_s + 0.2 * (time.monotonic() - started)
             self._hand_on()
+
+    def close(self) -> None:
+        """Shutting down: every waiter gets Closing now, and so does everyone after."""
+        self.closed = True
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_exception(Closing())
 
     def _hand_on(self) -> None:
         """A slot came free: to the longest waiter still there, else back to the pool."""

@@ -22,33 +22,59 @@ from starlette.routing import Route
 
 from ingest.errors import LibraryError
 
-from .admission import Admission, Busy
+from .admission import Admission, Busy, Closing
 from .answering import AnswerRun
-from .openai_format import ApiError, Reply, models_list, parse_call, sources_text
-from .settings import ServeSettings
+from .openai_format import MODEL, ApiError, Reply, decode_body, model_card, models_list, parse_call, sources_text
+from .settings import ServeSettings, is_loopback_literal
 
 log = logging.getLogger(__name__)
 
 
-def _header(scope, name: bytes) -> str | None:
+def _header_bytes(scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", []):
         if key.lower() == name:
-            return value.decode("latin-1")
+            return value
     return None
 
 
+def _header(scope, name: bytes) -> str | None:
+    value = _header_bytes(scope, name)
+    return None if value is None else value.decode("latin-1")
+
+
 def check_token(scope, token: str | None) -> None:
-    """Raise 401 unless the request carries `Authorization: Bearer <token>` (when a token is set)."""
+    """Raise 401 unless the request carries `Authorization: Bearer <token>` (when a token is set).
+    Compared as bytes: a token with non-ASCII characters matches what a client sends as UTF-8."""
     if not token:
         return
-    given = _header(scope, b"authorization") or ""
-    scheme, _, value = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+    given = _header_bytes(scope, b"authorization") or b""
+    scheme, _, value = given.partition(b" ")
+    if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), token.encode("utf-8")):
         raise ApiError(
             401,
             "Incorrect or missing API key: this DocDesk server asks for `Authorization: Bearer <token>`",
             code="invalid_api_key",
         )
+
+
+def _is_loopback_name(host: str) -> bool:
+    """ "localhost", "127.0.0.1:8765", "[::1]:8765" and the like (a Host or an Origin's host)."""
+    name = host.rsplit("]", 1)[0].lstrip("[") if host.startswith("[") else host.rsplit(":", 1)[0]
+    return is_loopback_literal(name)
+
+
+def check_caller(scope, settings: ServeSettings) -> None:
+    """Who may call: never a web page (a foreign Origin: any site the user visits could otherwise
+    make DocDesk answer, and read the answers by DNS rebinding); without a token, only requests
+    that name this machine in their Host; with one, only those that carry it."""
+    origin = _header(scope, b"origin")
+    if origin and origin != "null" and not _is_loopback_name(origin.split("://", 1)[-1].split("/", 1)[0]):
+        raise ApiError(403, f"requests from web pages ({origin}) are refused: DocDesk serves editors and programs")
+    if not settings.token:
+        host = _header(scope, b"host") or ""
+        if host and not _is_loopback_name(host):
+            raise ApiError(403, f"Host {host!r} is not this machine: without a token DocDesk answers only on 127.0.0.1")
+    check_token(scope, settings.token)
 
 
 async def send_json(send, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
@@ -85,6 +111,8 @@ class ChatCompletions:
         self.settings = settings
         self.admission = admission
         self.live: set[AnswerRun] = set()  # for shutdown: every generation still running
+        self.closing = False
+        self.loop: asyncio.AbstractEventLoop | None = None  # the server's, known from the first request
 
     def _resolve(self, ref: str) -> str:
         try:
@@ -93,16 +121,14 @@ class ChatCompletions:
             raise LookupError(str(exc)) from None
 
     async def __call__(self, scope, receive, send) -> None:
+        self.loop = asyncio.get_running_loop()
         if scope["method"] != "POST":
             await send_json(send, 405, ApiError(405, "use POST for /v1/chat/completions").body(), {"allow": "POST"})
             return
         try:
-            check_token(scope, self.settings.token)
+            check_caller(scope, self.settings)
             body = await read_body(receive, scope, self.settings.max_body_bytes)
-            try:
-                payload = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ApiError(400, f"We could not parse the JSON body of your request ({exc})") from None
+            payload = decode_body(body)
             call = await asyncio.to_thread(parse_call, payload, self._resolve)  # resolving reads the library
         except ApiError as error:
             await send_json(send, error.status, error.body(), error.headers)
@@ -128,6 +154,9 @@ class ChatCompletions:
         except Busy as busy:
             error = ApiError(429, str(busy), "rate_limit_error", "rate_limit_exceeded")
             await send_json(send, 429, error.body(), {"retry-after": str(busy.retry_after_s)})
+            return
+        except Closing:
+            await send_json(send, 503, shutting_down().body())
             return
         run = AnswerRun(self.desk, call).start()
         self.live.add(run)
@@ -166,6 +195,8 @@ class ChatCompletions:
             return
         try:
             answer = result.result()
+            if answer.cancelled and self.closing:
+                raise shutting_down()
         except ApiError as error:
             await send_json(send, error.status, error.body())
             return
@@ -193,7 +224,9 @@ class ChatCompletions:
             except StopAsyncIteration:
                 break
             await event(reply.chunk({"content": piece}))
-        if run.answer is None:  # failed after the stream began: OpenAI's clients raise on an error event
+        if self.closing and (run.answer is None or run.answer.cancelled):
+            await event(shutting_down().body())  # cut short: the client must not take it for a whole answer
+        elif run.answer is None:  # failed after the stream began: OpenAI's clients raise on an error event
             await event(api_error_body(run))
         else:
             if call.sources_in_text and (listed := sources_text(run.answer)):
@@ -205,8 +238,22 @@ class ChatCompletions:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def stop_all(self) -> None:
+        """Shutting down: the queue is sent away (503) and every model stops at its next token."""
+        self.closing = True
+        self.admission.close()
         for run in list(self.live):
             run.cancel.set()
+
+    def request_stop(self) -> None:
+        """stop_all() from any thread or a signal handler."""
+        for run in list(self.live):
+            run.cancel.set()  # at once: threading events may be set from anywhere
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.stop_all)
+
+
+def shutting_down() -> ApiError:
+    return ApiError(503, "DocDesk is shutting down: ask again once it is back", "server_error", "shutting_down")
 
 
 def api_error_body(run: AnswerRun) -> dict:
@@ -220,8 +267,14 @@ def create_app(desk, settings: ServeSettings, slots: int) -> Starlette:
     chat = ChatCompletions(desk, settings, Admission(slots, settings.queue))
 
     async def models(request: Request) -> JSONResponse:
-        check_token(request.scope, settings.token)
+        check_caller(request.scope, settings)
         return JSONResponse(models_list())
+
+    async def model(request: Request) -> JSONResponse:
+        check_caller(request.scope, settings)
+        if request.path_params["model"] != MODEL:
+            raise ApiError(404, f"The model '{request.path_params['model']}' does not exist", code="model_not_found")
+        return JSONResponse(model_card())
 
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
@@ -239,7 +292,11 @@ def create_app(desk, settings: ServeSettings, slots: int) -> Starlette:
         chat.stop_all()  # shutting down: every model still writing stops at its next token
 
     app = Starlette(
-        routes=[Route("/v1/models", models, methods=["GET"]), Route("/v1/chat/completions", chat, methods=None)],
+        routes=[
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model:path}", model, methods=["GET"]),
+            Route("/v1/chat/completions", chat, methods=None),
+        ],
         exception_handlers={ApiError: api_error, HTTPException: http_error},
         lifespan=lifespan,
     )

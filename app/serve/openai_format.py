@@ -6,6 +6,7 @@ No web framework here: plain dicts in and out, so the rules are tested without a
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -89,6 +90,17 @@ def _doc_ids(refs, resolve: Callable[[str], str]) -> list[str] | None:
     return resolved or None
 
 
+def decode_body(body: bytes):
+    """The request's JSON, or a 400 for anything that is not JSON DocDesk can keep as text."""
+    try:
+        payload = json.loads(body)
+        json.dumps(payload, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\\ud800") is not text
+    except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, nesting or numbers past Python's limits
+        reason = str(exc) if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+        raise ApiError(400, f"We could not parse the JSON body of your request ({reason})") from None
+    return payload
+
+
 def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     """The request body as an AskCall; raises ApiError (400, or 404 for another model).
     `resolve` turns a document reference (id, id prefix, path) into its id, or raises LookupError."""
@@ -116,20 +128,26 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     said = [(role, text) for role, text in said if role in ("user", "assistant") and text.strip()]
     if not said or said[-1][0] != "user":
         raise ApiError(400, "the last message must be the user's question", param="messages")
-    extension = payload.get("docdesk") or {}
+    asked = len(said)
+    while asked > 0 and said[asked - 1][0] == "user":  # user messages in a row at the end: one question
+        asked -= 1
+    extension = payload.get("docdesk", {})
     if not isinstance(extension, dict):
         raise ApiError(400, 'docdesk must be an object such as {"doc_ids": ["..."]}', param="docdesk")
+    sources_in_text = extension.get("sources_in_text", True)
+    if not isinstance(sources_in_text, bool):
+        raise ApiError(400, "docdesk.sources_in_text must be true or false", param="docdesk.sources_in_text")
     stream = payload.get("stream", False)
     if not isinstance(stream, bool):
         raise ApiError(400, "stream must be true or false", param="stream")
     options = payload.get("stream_options") or {}
     return AskCall(
-        question=said[-1][1],
-        history=_history(said[:-1]),
+        question="\n".join(text for _, text in said[asked:]),
+        history=_history(said[:asked]),
         doc_ids=_doc_ids(extension.get("doc_ids"), resolve),
         stream=stream,
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
-        sources_in_text=bool(extension.get("sources_in_text", True)),
+        sources_in_text=sources_in_text,
     )
 
 
@@ -212,5 +230,9 @@ class Reply:
         return {**self._head("chat.completion.chunk"), "choices": [], "usage": usage(answer)}
 
 
+def model_card() -> dict:
+    return {"id": MODEL, "object": "model", "created": 0, "owned_by": "docdesk"}
+
+
 def models_list() -> dict:
-    return {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": "docdesk"}]}
+    return {"object": "list", "data": [model_card()]}

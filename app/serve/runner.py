@@ -56,7 +56,14 @@ def _server(desk, settings: ServeSettings, slots: int):
         timeout_graceful_shutdown=5,  # then answers still being written are stopped
         timeout_keep_alive=30,
     )
-    return uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            # Before uvicorn's graceful wait: answers stop now instead of writing on for seconds.
+            config.app.state.chat.request_stop()
+            super().handle_exit(sig, frame)
+
+    return Server(config)
 
 
 def warm(desk) -> int:
@@ -94,7 +101,8 @@ def serve_until_stopped(desk, settings: ServeSettings) -> int:
     """`docdesk serve`: listen, load the model, serve until Ctrl-C (or SIGTERM)."""
     sock = open_socket(settings)
     try:
-        sys.stderr.write(f"docdesk: loading {desk.settings.llm.model or 'the bundled model'} …\n")
+        backend = desk.backend()
+        sys.stderr.write(f"docdesk: loading the model ({backend.name}: {backend.model}) …\n")
         slots = warm(desk)
         server = _server(desk, settings, slots)
         guarded = "a token is required" if settings.token else "no token (this machine only)"
@@ -148,6 +156,7 @@ class BackgroundServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         if self._server is not None:
+            self._server.config.app.state.chat.request_stop()
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout)

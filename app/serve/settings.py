@@ -23,6 +23,16 @@ class ServeRefused(Exception):
     exit_code = 2
 
 
+def is_loopback_literal(host: str) -> bool:
+    """ "localhost" or a loopback address, without looking any name up."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def is_loopback(host: str) -> bool:
     """Whether `host` only ever reaches this machine ("localhost", 127.0.0.0/8, ::1)."""
     if host.lower() == "localhost":

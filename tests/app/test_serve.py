@@ -416,3 +416,104 @@ def test_a_client_that_leaves_the_queue_frees_its_place(library_folder, embedder
         assert third.status_code == 200, third.text
         running.join(60)
         assert len(backend.requests) == 2  # the one that left never reached the model
+
+
+# -- what an attack on the server found ------------------------------------------------------------------
+def test_bodies_python_cannot_keep_are_400_and_the_server_goes_on(library_folder, embedder):
+    with serving(library_folder, embedder) as (url, _):
+
+        def post(content: bytes) -> httpx.Response:
+            return httpx.post(f"{url}/chat/completions", content=content, timeout=30)
+
+        question = b'"messages": [{"role": "user", "content": "Which Python version does DocDesk need?"}]'
+        for bad in [
+            b'{"model": "docdesk", "messages": [{"role": "user", "content": "\\ud800"}]}',  # a lone surrogate
+            b'{"model": "\\ud800", ' + question + b"}",
+            b'{"model": "docdesk", "docdesk": {"doc_ids": ["\\ud800"]}, ' + question + b"}",
+            b'{"model": "docdesk", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # nesting
+            b'{"model": "docdesk", "max_tokens": ' + b"9" * 5000 + b", " + question + b"}",  # past int's digit limit
+            b"\xff\xfe{}",
+        ]:
+            refused = post(bad)
+            assert refused.status_code == 400 and refused.json()["error"]["type"] == "invalid_request_error", bad[:60]
+        assert post(b'{"model": "docdesk", ' + question + b"}").status_code == 200
+
+
+def test_a_question_with_a_lone_surrogate_does_not_break_the_crash_marker(tmp_path):
+    import os
+
+    from app.crash import CrashGuard
+
+    guard = CrashGuard()
+    guard.start(tmp_path)
+    with guard.doing("answering", question="\ud800"):
+        pass
+    marker = tmp_path / f"session-{os.getpid()}.json"
+    assert json.loads(marker.read_text())["activity"] == "idle"
+    assert [p.name for p in tmp_path.iterdir() if ".tmp" in p.name] == []
+    guard.stop()
+
+
+def test_user_messages_in_a_row_at_the_end_are_one_question():
+    call = parse_call(
+        {"model": "docdesk", "messages": [{"role": "user", "content": "Which Python?"}, {"role": "user", "content": "Briefly."}]},
+        lambda ref: ref,
+    )
+    assert call.question == "Which Python?\nBriefly." and call.history == []
+    with pytest.raises(ApiError):
+        parse_call(
+            {"model": "docdesk", "messages": [{"role": "user", "content": "q"}], "docdesk": {"sources_in_text": "false"}},
+            lambda ref: ref,
+        )
+    for extension in ([], 0, "x"):
+        with pytest.raises(ApiError):
+            parse_call({"model": "docdesk", "messages": [{"role": "user", "content": "q"}], "docdesk": extension}, lambda ref: ref)
+
+
+def test_web_pages_and_foreign_host_names_are_refused(library_folder, embedder):
+    body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}]}
+    with serving(library_folder, embedder) as (url, backend):
+        page = httpx.post(f"{url}/chat/completions", json=body, headers={"Origin": "https://evil.example"}, timeout=10)
+        assert page.status_code == 403 and "web pages" in page.json()["error"]["message"]
+        rebound = httpx.post(f"{url}/chat/completions", json=body, headers={"Host": "evil.example:8765"}, timeout=10)
+        assert rebound.status_code == 403 and "not this machine" in rebound.json()["error"]["message"]
+        assert httpx.get(f"{url}/models", headers={"Host": "evil.example"}, timeout=10).status_code == 403
+        assert backend.requests == []
+        local_page = httpx.post(f"{url}/chat/completions", json=body, headers={"Origin": "http://localhost:3000"}, timeout=30)
+        assert local_page.status_code == 200
+        assert client(url).models.retrieve("docdesk").id == "docdesk"
+    with serving(library_folder, embedder, token="sécret") as (url, _):  # a token: any Host name (a LAN address)
+        named = httpx.get(
+            f"{url}/models", headers={"Host": "teambox.lan:8765", "Authorization": "Bearer sécret".encode()}, timeout=10
+        )
+        assert named.status_code == 200  # a non-ASCII token, sent as UTF-8 as clients do
+
+
+def test_shutting_down_stops_answers_at_once_and_says_so(library_folder, embedder):
+    slow = FakeBackend(LONG_REPLY, token_delay=0.05, max_concurrency=1)
+    desk = desk_with(library_folder, slow, embedder)
+    server = BackgroundServer(desk, ServeSettings(port=0, queue=2))
+    url = server.start()
+    lines: list[str] = []
+    queued: list[httpx.Response] = []
+    body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}]}
+
+    def stream() -> None:
+        with httpx.stream("POST", f"{url}/chat/completions", json={**body, "stream": True}, timeout=30) as response:
+            lines.extend(line for line in response.iter_lines() if line)
+
+    streaming = threading.Thread(target=stream)
+    streaming.start()
+    assert wait_until(lambda: slow.in_flight == 1)
+    waiting = threading.Thread(target=lambda: queued.append(httpx.post(f"{url}/chat/completions", json=body, timeout=30)))
+    waiting.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    server.stop()
+    streaming.join(10)
+    waiting.join(10)
+    assert time.monotonic() - started < 3  # not uvicorn's 5 s of graceful waiting while the model writes on
+    assert lines[-1] == "data: [DONE]" and json.loads(lines[-2][6:])["error"]["code"] == "shutting_down"
+    assert queued[0].status_code == 503 and queued[0].json()["error"]["code"] == "shutting_down"
+    assert slow.requests[0].cancel.is_set() and len(slow.requests) == 1
+    desk.close()
