@@ -95,6 +95,37 @@ def test_sync_finds_new_changed_and_deleted_files(library, embedder, tmp_path):
     assert titles == ["Alpha document, now about apricots.", "Gamma document about cherries."]
 
 
+def test_sync_reads_only_files_whose_size_or_mtime_changed(library, embedder, tmp_path, monkeypatch):
+    import os
+
+    from ingest import pipeline
+
+    folder = tmp_path / "watched"
+    a = _write(folder / "a.md", "Alpha document about apples.")
+    b = _write(folder / "b.md", "Beta document about bananas.")
+    ingest = Ingestor(library, embedder)
+    ingest.add([folder])
+    hashed = []
+    real_digest = pipeline.file_digest
+    monkeypatch.setattr(pipeline, "file_digest", lambda path: hashed.append(path.name) or real_digest(path))
+
+    assert ingest.sync().added == [] and hashed == []  # unchanged: nothing read
+
+    stat = a.stat()
+    os.utime(a, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # touched: same bytes, new mtime
+    report = ingest.sync()
+    assert hashed == ["a.md"] and report.added == []  # read once; the hash says it is the same document
+    hashed.clear()
+    assert ingest.sync().added == [] and hashed == []  # and the new mtime was kept
+
+    stat = b.stat()
+    b.write_text("Beta document about bananes.", encoding="utf-8")  # same size, new content
+    os.utime(b, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2 * 10**9))
+    report = ingest.sync()
+    assert hashed == ["b.md"] and [x["path"] for x in report.added] == [str(b)]
+    assert "Beta document about bananes." in [d.title for d in library.documents()]
+
+
 def test_switching_embedding_model_reembeds_instead_of_mixing(library, embedder, tmp_path):
     doc = _write(tmp_path / "doc.txt", "Switching models must never mix two vector spaces.")
     Ingestor(library, embedder).add([doc])
