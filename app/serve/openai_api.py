@@ -23,7 +23,7 @@ from starlette.routing import Route
 from ingest.errors import LibraryError
 
 from .admission import Admission, Busy, Closing
-from .answering import AnswerRun
+from .answering import AnswerRun, api_error_for
 from .openai_format import MODEL, ApiError, Reply, decode_body, model_card, models_list, parse_call, sources_text
 from .settings import ServeSettings, is_loopback_literal
 
@@ -257,8 +257,6 @@ def shutting_down() -> ApiError:
 
 
 def api_error_body(run: AnswerRun) -> dict:
-    from .answering import api_error_for
-
     return api_error_for(run.error or RuntimeError("no answer")).body()
 
 

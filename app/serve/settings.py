@@ -34,11 +34,13 @@ def is_loopback_literal(host: str) -> bool:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether `host` only ever reaches this machine ("localhost", 127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
+    """Whether `host` only ever reaches this machine ("localhost", 127.0.0.0/8, ::1, or a name
+    every address of which is one of those)."""
+    if is_loopback_literal(host):
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        ipaddress.ip_address(host.strip("[]"))
+        return False  # an address, and not a loopback one
     except ValueError:  # a name: loopback only if every address it resolves to is
         try:
             addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
