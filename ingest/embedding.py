@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 8  # fastest on a 2-core CPU for ~250-token passages (tests/bench/bench_ingest.py)
+PRECISION_VARIABLE = "DOCDESK_EMBED_PRECISION"  # "fp32" forces full precision, "bf16" forces bfloat16
 
 
 class Embedder(Protocol):
@@ -113,6 +114,18 @@ class SentenceTransformerEmbedder:
     def warm_up(self) -> None:
         _ = self.model
 
+    @cached_property
+    def precision(self) -> str:
+        """ "bf16" where the CPU multiplies bfloat16 in hardware (AMX or AVX-512 BF16), else "fp32".
+
+        Measured on the bundled MiniLM (tests/bench/bench_embedders.py): 2.5x faster on an AMX CPU
+        with every passage vector within cosine 0.9999 of its fp32 one, so the vectors of a library
+        embedded either way mix freely. Without the hardware bf16 is emulated and slower."""
+        chosen = os.environ.get(PRECISION_VARIABLE, "").strip().lower()
+        if chosen in ("fp32", "bf16"):
+            return chosen
+        return "bf16" if cpu_has_bf16() else "fp32"
+
     @property
     def dim(self) -> int:
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -124,7 +137,7 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
-        with self._encode_lock:
+        with self._encode_lock, _autocast(self.precision):
             vectors = model.encode(
                 texts,
                 batch_size=self.batch_size,
@@ -132,4 +145,26 @@ class SentenceTransformerEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if self.precision == "bf16":  # normalized in bf16 the lengths are off by ~1e-3: redo it in fp32
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU does bfloat16 matrix products in hardware (Linux reports it in /proc/cpuinfo)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return bool(flags & {"amx_bf16", "avx512_bf16"})
+
+
+def _autocast(precision: str):
+    import contextlib
+
+    import torch
+
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
