@@ -245,5 +245,7 @@ class DocDesk:
 
     def close(self) -> None:
         self.close_backend()
+        if "vectors" in self.__dict__:
+            self.vectors.close()  # writes what a large library's index file still lacks
         if "library" in self.__dict__:
             self.library.close()

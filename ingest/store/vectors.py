@@ -7,6 +7,13 @@ from another library, older or newer than a database restored from a backup, dam
 never trusted, not even for an incremental repair: it is rebuilt from SQLite. So is a file
 that fails to load in any way. A crash at any moment costs at most a rebuild.
 
+A large library is not rewritten after every document: the file is written once the index
+holds UNSAVED_LIMIT changes it lacks (and when the library is closed). After a crash the last
+file is loaded (its checksum still matches what SQLite recorded for it) and only the passages
+it lacks are added from SQLite: never a full rebuild of a million vectors. Past
+ann.APPROXIMATE_FROM passages the index is an IVF one, trained on a thread of its own
+(vector_rebuild.py) while the previous index, or keyword search, answers.
+
 One VectorIndex per library and process (the façade owns it and hands it to the ingestor
 and the retriever). The loaded index also notices writes it was not told about, from
 another process or another object on the same library: `Library.version()` changes with
@@ -15,18 +22,16 @@ every commit, and only then is the signature read again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import ann
 from .library import Library
 from .open_errors import LibraryFull, LibraryReadOnly
+from .vector_file import read_verified, short_reason, write_index
+from .vector_rebuild import BackgroundRebuild, RebuildProgress
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,6 +44,15 @@ INDEX_NAME = "vectors.faiss"
 SIGNATURE_KEY = "faiss_signature"
 
 
+SMALL = 20_000  # an index this small is written after every change (a fraction of a second)
+
+
+def unsaved_limit(count: int) -> int:
+    """Changes a larger index may hold that its file lacks: what a crash would cost to add back
+    from SQLite (~2% of the library, a second or two), against rewriting it after every document."""
+    return 0 if count < SMALL else max(5_000, count // 50)
+
+
 class VectorIndex:
     def __init__(self, library: Library, embedder: Embedder) -> None:
         self.library = library
@@ -48,6 +62,8 @@ class VectorIndex:
         self._index = None
         self._synced_at: tuple[int, int] | None = None  # library.version() when last known in line
         self._held: dict | None = None  # the signature of what the loaded index holds
+        self._unsaved = 0  # vectors added or removed since the file was written
+        self._rebuild: BackgroundRebuild | None = None
         self._lock = threading.RLock()  # the ingest thread refreshes while a search reads
 
     @property
@@ -58,24 +74,6 @@ class VectorIndex:
             if stored is not None:
                 return int(stored)
         return self.embedder.dim
-
-    def _verified(self, stored: dict):
-        """The index in the file, if it is the one this library wrote (its checksum), else None."""
-        if not stored.get("file") or not self.path.exists():
-            return None
-        try:
-            import faiss
-            import numpy as np
-
-            data = self.path.read_bytes()
-            if hashlib.sha256(data).hexdigest() != stored["file"]:
-                log.warning("vector cache %s is not the one this library wrote: rebuilding", self.path)
-                return None
-            index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-        except Exception as exc:  # MemoryError too: a damaged length field makes FAISS allocate petabytes
-            log.warning("vector cache unreadable, rebuilding: %s", exc)
-            return None
-        return index if index.d == self.dim and index.ntotal == stored.get("count") else None
 
     def _signature(self, ids: list[int]) -> dict:
         return {"model": self.embed_model, "dim": self.dim, "count": len(ids), "max_id": ids[-1] if ids else 0}
@@ -88,13 +86,17 @@ class VectorIndex:
         ).fetchone()
         return {"model": self.embed_model, "dim": self.dim, "count": row[0], "max_id": row[1]}
 
-    def _new_index(self):
-        import faiss
-
-        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+    def _verified(self, stored: dict):
+        if stored.get("model") != self.embed_model:
+            return None
+        index = read_verified(self.path, stored.get("file"), self.dim, stored.get("count"))
+        if index is not None:
+            ann.prepare_loaded(index)
+        return index
 
     def index(self):
-        """The in-memory index, loaded from disk or repaired from SQLite as needed."""
+        """The in-memory index, loaded from disk or repaired from SQLite as needed; None while a
+        library past ann.APPROXIMATE_FROM passages with no usable file has its index built."""
         with self._lock:
             if self._index is not None:
                 if self._synced_at != self.library.version():
@@ -106,6 +108,7 @@ class VectorIndex:
                 index = self._verified(stored)
                 if index is not None:
                     self._index, self._synced_at, self._held = index, version, _content(stored)
+                    self._maybe_retrain()
                     return index
             self.refresh(force=True)
             return self._index
@@ -116,8 +119,8 @@ class VectorIndex:
             version = self.library.version()  # before reading: a commit after it is seen next time
             stored = self._stored()
             current = self._current_signature()
-            if not force and _content(stored) == current:
-                if self._index is None and self.path.exists():
+            if not force:
+                if self._index is None and self.path.exists() and _content(stored) == current:
                     return False  # nothing changed since the last write: skip loading FAISS at all
                 if self._index is not None and self._held == current:
                     self._synced_at = version  # ids only grow (AUTOINCREMENT): same count and max, same set
@@ -132,9 +135,12 @@ class VectorIndex:
 
         ids = self.library.passage_ids(self.embed_model)
         index = self._index if self._index is not None else self._verified(stored)
-        if index is None or stored.get("model") != self.embed_model:
-            index = self._new_index()
-        have = faiss.vector_to_array(index.id_map) if index.ntotal else np.zeros(0, dtype=np.int64)
+        if index is None:
+            if ann.wants_approximate(len(ids)):
+                self._start_rebuild(ids)  # minutes of work at a million: not while the caller waits
+                return False
+            index = ann.new_exact(self.dim)
+        have = ann.ids_of(index)
         want = np.asarray(ids, dtype=np.int64)
         stale = np.setdiff1d(have, want, assume_unique=True)
         missing = np.setdiff1d(want, have, assume_unique=True)
@@ -144,12 +150,56 @@ class VectorIndex:
             vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
             index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
         signature = self._signature(ids)
+        if ann.is_approximate(index) and not ann.wants_approximate(len(ids), index):
+            index = self._exact_copy(ids)  # shrunk well below the threshold: exact search is cheap again
         self._index, self._held = index, signature
-        changed = bool(len(stale) or len(missing)) or _content(stored) != signature or not self.path.exists()
-        if changed or not stored.get("file"):
+        self._unsaved += len(stale) + len(missing)
+        if not stored.get("file") or not self.path.exists() or self._unsaved > unsaved_limit(len(ids)):
             self._save(index, signature)
-        return changed
+        self._maybe_retrain(ids)
+        return bool(len(stale) or len(missing))
 
+    def _exact_copy(self, ids: list[int]):
+        import numpy as np
+
+        index = ann.new_exact(self.dim)
+        for batch_ids, blobs in self.library.embeddings(ids):
+            vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
+            index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
+        self._unsaved += 1  # a new kind: written at once
+        return index
+
+    # -- the approximate index, built in the background ------------------------------------
+    def _maybe_retrain(self, ids: list[int] | None = None) -> None:
+        if self._index is not None and ann.outgrown(self._index, self._index.ntotal):
+            self._start_rebuild(ids if ids is not None else self.library.passage_ids(self.embed_model))
+
+    def _start_rebuild(self, ids: list[int]) -> None:
+        if self.library.read_only and self._index is not None:
+            return  # it could not be kept: the exact index serves a library nobody may change
+        if self._rebuild is not None and self._rebuild.running():
+            return  # it adds what arrives meanwhile when it is done
+        log.info("building an approximate vector index for %d passages in the background", len(ids))
+        self._rebuild = BackgroundRebuild(self.library, ids, self.dim, self._adopt).start()
+
+    def _adopt(self, built) -> None:
+        """Called on the rebuild's thread: swap the new index in, add what arrived since, save."""
+        with self._lock:
+            self._index = built
+            self._unsaved = built.ntotal  # the file holds none of it yet
+            self._bring_in_line(self._stored())
+            self._synced_at = None
+
+    def rebuild_progress(self) -> RebuildProgress | None:
+        """How far a background build has got, or None when none is running."""
+        rebuild = self._rebuild
+        return rebuild.progress if rebuild is not None and rebuild.running() else None
+
+    def wait_for_rebuild(self, timeout: float | None = None) -> bool:
+        rebuild = self._rebuild
+        return rebuild is None or rebuild.wait(timeout)
+
+    # -- persistence -----------------------------------------------------------------------
     def _save(self, index, signature: dict) -> None:
         """Write the cache and record its signature. Where the library cannot be written (read-only,
         the disk full) the index stays in memory only: searching never fails for want of a cache."""
@@ -157,15 +207,29 @@ class VectorIndex:
             log.info("the library at %s cannot be written: its dense index is kept in memory", self.library.folder)
             return
         try:
-            signature["file"] = self._write(index)
+            signature = {**signature, "file": write_index(index, self.path)}
             self.library.set_meta(SIGNATURE_KEY, json.dumps(signature))
+            self._unsaved = 0
         except (
             OSError,
             RuntimeError,
             LibraryFull,
             LibraryReadOnly,
         ) as exc:  # faiss reports a failed write as RuntimeError
-            log.warning("vector cache %s not written (%s): the index is kept in memory", self.path, _short(exc))
+            log.warning("vector cache %s not written (%s): the index is kept in memory", self.path, short_reason(exc))
+
+    def flush(self) -> None:
+        """Write what the file lacks (on closing the library)."""
+        with self._lock:
+            if self._index is not None and self._held is not None and self._unsaved:
+                self._save(self._index, self._held)
+
+    def close(self) -> None:
+        rebuild = self._rebuild
+        if rebuild is not None:
+            rebuild.cancel()
+            rebuild.wait(30)
+        self.flush()
 
     def _stored(self) -> dict:
         try:
@@ -174,62 +238,36 @@ class VectorIndex:
             return {}
         return stored if isinstance(stored, dict) else {}
 
-    def _write(self, index) -> str:
-        """Write the index in place; returns the file's SHA-256."""
-        import faiss
-
-        # A name of its own: another process (or another index on this library) may be writing too.
-        handle, name = tempfile.mkstemp(prefix="vectors.", suffix=".faiss.tmp", dir=self.path.parent)
-        os.close(handle)
-        temporary = Path(name)
-        temporary.chmod(_library_file_mode(self.path.parent))  # mkstemp's 0600 would hide it from the team
-        try:
-            faiss.write_index(index, str(temporary))
-            with open(temporary, "rb+") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        finally:
-            temporary.unlink(missing_ok=True)
-        _remove_leftovers(self.path.parent)
-        return digest
-
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         import numpy as np
 
+        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         with self._lock:  # a refresh must not change the index under a search
             index = self.index()
-            if index.ntotal == 0:
-                return []
-            scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
+            if index is None or index.ntotal == 0:
+                return []  # being built: keyword search answers meanwhile
+            wide = max(k, ann.RERANK) if ann.is_approximate(index) else k
+            scores, ids = index.search(query, min(wide, index.ntotal))
+        found = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i != -1]
+        if wide == k:
+            return found
+        return self._exactly_scored([i for i, _ in found], query[0], k)
 
+    def _exactly_scored(self, ids: list[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The approximate candidates scored against their float embeddings in SQLite."""
+        import numpy as np
 
-def _short(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return exc.strerror if isinstance(exc, OSError) and exc.strerror else lines[-1] if lines else type(exc).__name__
+        got_ids, blobs = [], []
+        for batch_ids, batch_blobs in self.library.embeddings(sorted(ids)):
+            got_ids += batch_ids
+            blobs += batch_blobs
+        if not got_ids:
+            return []
+        scores = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1) @ query
+        best = np.argsort(-scores)[:k]
+        return [(got_ids[i], float(scores[i])) for i in best]
 
 
 def _content(signature: dict) -> dict:
     """What a signature says of the passages (without the file's checksum)."""
     return {k: v for k, v in signature.items() if k != "file"}
-
-
-def _remove_leftovers(folder: Path, older_than_s: float = 3600) -> None:
-    """Temporary files of writes that a crash cut short (a live write is never that old)."""
-    for leftover in folder.glob("vectors.*.faiss.tmp"):
-        try:
-            if time.time() - leftover.stat().st_mtime > older_than_s:
-                leftover.unlink()
-        except OSError:
-            pass
-
-
-def _library_file_mode(folder: Path) -> int:
-    """The mode the library's database has (who may read it may read its cache), else 0644 less the umask."""
-    try:
-        return (folder / "library.sqlite").stat().st_mode & 0o666
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o644 & ~mask

@@ -37,21 +37,33 @@ QUERIES = [
 
 def build_library(folder: Path, embedder, target: int = TARGET):
     """The corpus and the samples, then synthetic documents of real passages up to `target` passages."""
-    import numpy as np
-
     from ingest.pipeline import Ingestor
-    from ingest.records import Block, Chunks, Page, Passage, ReadResult
-    from ingest.store.library import FileRecord, IndexedDocument, Library
+    from ingest.store.library import Library
 
     library = Library(folder)
-    Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
-    rows = library.conn.execute("SELECT text, embedding FROM passages").fetchall()
+    if library.passage_count() == 0:
+        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+    add_synthetic(library, embedder.name, target)
+    return library
+
+
+def add_synthetic(library, embed_model: str, target: int) -> None:
+    """Synthetic documents of 100 real passages each (perturbed real vectors) up to `target` passages."""
+    import numpy as np
+
+    from ingest.records import Block, Chunks, Page, Passage, ReadResult
+    from ingest.store.library import FileRecord, IndexedDocument
+
+    rows = library.conn.execute(
+        "SELECT p.text, p.embedding FROM passages p JOIN documents d ON d.id = p.doc_id "
+        "WHERE d.id NOT LIKE 'synthetic%' ORDER BY p.id"
+    ).fetchall()
     texts = [r[0] for r in rows]
     base = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    rng = np.random.default_rng(0)
     per_doc = 100
     n = library.passage_count()
-    doc = 0
+    doc = library.conn.execute("SELECT count(*) FROM documents WHERE id LIKE 'synthetic%'").fetchone()[0]
+    rng = np.random.default_rng(doc)
     while n < target:
         picks = rng.integers(0, len(texts), per_doc)
         vectors = base[picks] + rng.normal(0, 0.02, (per_doc, base.shape[1])).astype(np.float32)
@@ -72,12 +84,11 @@ def build_library(folder: Path, embedder, target: int = TARGET):
                 Chunks([Block(0, 0, len(block_text), 1, per_doc // 10, 8000, block_text)], passages),
                 vectors,
                 "en",
-                embedder.name,
+                embed_model,
             )
         )
         n += per_doc
         doc += 1
-    return library
 
 
 def main() -> int:
