@@ -38,6 +38,7 @@ class Admission:
         self._waiting: deque[asyncio.Future] = deque()
         self._typical_s = typical_answer_s  # a running average of how long a slot is held
         self.admitted = self.refused = 0
+        self.most_running = 0  # the most answers ever held at once: never above `slots`
         self.closed = False
 
     @property
@@ -72,12 +73,16 @@ class Admission:
                     turn.cancel()
                 raise
         self.admitted += 1
+        self.most_running = max(self.most_running, self.running)
         started = time.monotonic()
         try:
             yield
         finally:
             self._typical_s = 0.8 * self._typical_s + 0.2 * (time.monotonic() - started)
             self._hand_on()
+
+    def summary(self) -> str:
+        return f"{self.admitted} answered, at most {self.most_running} at once, {self.refused} told to retry"
 
     def close(self) -> None:
         """Shutting down: every waiter gets Closing now, and so does everyone after."""

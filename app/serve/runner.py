@@ -115,7 +115,7 @@ def serve_until_stopped(desk, settings: ServeSettings) -> int:
                 server.run(sockets=[sock])
             except (KeyboardInterrupt, _Terminated):  # uvicorn stops gracefully, then raises the signal again
                 pass
-        sys.stderr.write("docdesk: stopped serving\n")
+        sys.stderr.write(f"docdesk: stopped serving ({server.config.app.state.chat.admission.summary()})\n")
     finally:
         sock.close()
     return 0

@@ -131,7 +131,17 @@ class Server:
         import threading
 
         self.log: list[str] = []
-        threading.Thread(target=lambda: self.log.extend(self.process.stderr), daemon=True).start()
+        self._reader = threading.Thread(target=lambda: self.log.extend(self.process.stderr), daemon=True)
+        self._reader.start()
+
+    def most_answers_at_once(self) -> int | None:
+        """The server's own count, from its closing line (after stop()): the client cannot tell,
+        it sees a stream open until it has read it, after the server has handed the slot on."""
+        for line in self.log:
+            found = re.search(r"at most (\d+) at once", line)
+            if found:
+                return int(found.group(1))
+        return None
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -140,7 +150,10 @@ class Server:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        return self.process.wait()
+        code = self.process.wait()
+        if getattr(self, "_reader", None) is not None:
+            self._reader.join(10)
+        return code
 
 
 # -- the clients ----------------------------------------------------------------------------------------
