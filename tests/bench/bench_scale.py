@@ -155,7 +155,8 @@ def index_build_s(folder: Path) -> float:
 
     library = Library(folder)
     vectors = VectorIndex(library, SentenceTransformerEmbedder())
-    vectors.path.rename(vectors.path.with_suffix(".kept"))
+    kept = vectors.path.with_suffix(".kept")
+    vectors.path.rename(kept)
     try:
         started = time.perf_counter()
         vectors.index()  # None: building in the background
@@ -163,7 +164,12 @@ def index_build_s(folder: Path) -> float:
         took = time.perf_counter() - started
         vectors.close()
     finally:
-        vectors.path.with_suffix(".kept").replace(vectors.path)
+        # The library now names the file just written: the old one back would be distrusted (its
+        # checksum differs) and rebuilt at the next open. Only when nothing was written is it restored.
+        if vectors.path.exists():
+            kept.unlink()
+        else:
+            kept.replace(vectors.path)
         library.close()
     return took
 

@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,7 @@ class LoadResult:
     busy: int = 0  # 429 answers
     retry_after_s: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # anything else: the load test fails on one
-    most_streams_at_once: int = 0  # 200 streams open at the same moment (a slot each)
+    most_streams_at_once: int = 0  # as the clients saw them: a stream counts until read, after its slot moved on
     ttft_ms: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)  # the server's, once a second
 
@@ -101,14 +102,35 @@ def _serve_fake(library: str, delay: float, slots: int, queue: int) -> None:
 class Server:
     """`docdesk serve` in a child process; `url` once it listens."""
 
-    def __init__(self, library: Path, *, config: Path | None = None, fake_delay: float | None = None, slots: int = 8, queue: int = 64):
+    def __init__(
+        self,
+        library: Path,
+        *,
+        config: Path | None = None,
+        fake_delay: float | None = None,
+        slots: int = 8,
+        queue: int = 64,
+    ):
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         if fake_delay is not None:
             code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.bench.load_serve import _serve_fake; _serve_fake({str(library)!r}, {fake_delay}, {slots}, {queue})"
             command = [sys.executable, "-c", code]
         else:
-            command = [sys.executable, "-m", "app", "--library", str(library), "serve", "--port", "0", "--queue", str(queue)]
+            command = [
+                sys.executable,
+                "-m",
+                "app",
+                "--library",
+                str(library),
+                "serve",
+                "--port",
+                "0",
+                "--queue",
+                str(queue),
+            ]
             env["DOCDESK_CONFIG"] = str(config)
+        self.log: list[str] = []
+        self._reader: threading.Thread | None = None  # drains stderr into `log` once the server listens
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
         self.url = self._wait_for_url()
 
@@ -128,9 +150,6 @@ class Server:
         raise RuntimeError("docdesk serve did not start:\n" + "".join(lines[-20:]))
 
     def _drain(self) -> None:
-        import threading
-
-        self.log: list[str] = []
         self._reader = threading.Thread(target=lambda: self.log.extend(self.process.stderr), daemon=True)
         self._reader.start()
 
@@ -151,7 +170,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         code = self.process.wait()
-        if getattr(self, "_reader", None) is not None:
+        if self._reader is not None:
             self._reader.join(10)
         return code
 
@@ -160,7 +179,11 @@ class Server:
 async def _client(http, url: str, n: int, end: float, result: LoadResult, open_streams: list[int]) -> None:
     i = n
     while time.monotonic() < end:
-        body = {"model": "docdesk", "stream": True, "messages": [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]}
+        body = {
+            "model": "docdesk",
+            "stream": True,
+            "messages": [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}],
+        }
         i += 1
         result.requests += 1
         started = time.monotonic()
@@ -252,7 +275,12 @@ def main() -> None:
         result = run_load(server.url, args.clients, args.seconds, server.process.pid)
     finally:
         code = server.stop()
-    report = {**result.summary(), "server_exit": code, "backend": "fake" if args.fake_delay is not None else str(args.config)}
+    report = {
+        **result.summary(),
+        "server_most_answers_at_once": server.most_answers_at_once(),
+        "server_exit": code,
+        "backend": "fake" if args.fake_delay is not None else str(args.config),
+    }
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text)
     if args.out:
