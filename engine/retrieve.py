@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ingest.cjk import CJK_RANGES
 from ingest.embedding import Embedder
-from ingest.keywords import query_tokens
+from ingest.keywords import affordable_tokens, query_tokens
 from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 
@@ -74,12 +75,37 @@ def dense_weight(query: str, multilingual: bool) -> float:
     return max(0.05, 1.0 - cjk / len(letters))
 
 
+def timed(timings: dict[str, float], name: str, work, *args):
+    """work(*args), its wall time in ms stored under `name`."""
+    started = time.perf_counter()
+    try:
+        return work(*args)
+    finally:
+        timings[name] = (time.perf_counter() - started) * 1000
+
+
 class HybridRetriever:
     def __init__(self, library: Library, embedder: Embedder, vectors: VectorIndex | None = None) -> None:
         self.library = library
         self.embedder = embedder
         # The library's dense index: the façade hands its own, shared with the ingestor.
         self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
+        self._keyword_worker: ThreadPoolExecutor | None = None  # made at the first search
+
+    def _keyword_pool(self) -> ThreadPoolExecutor:
+        # The keyword side runs beside the query embedding and FAISS: SQLite, torch and FAISS all
+        # release the GIL, so the search takes the longer of the two rather than their sum.
+        if self._keyword_worker is None:
+            self._keyword_worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
+        return self._keyword_worker
+
+    def keyword_candidates(self, query: str, k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
+        """(passage id, bm25) best first. Across the whole library a query keeps only the words it
+        can afford to rank (ingest.keywords.POSTING_BUDGET); within a few documents, all of them."""
+        tokens = query_tokens(query)
+        if tokens and not doc_ids:
+            tokens = affordable_tokens(tokens, self.library.keyword_passage_counts(tokens))
+        return self.library.keyword_search(tokens, k, doc_ids)
 
     def warm_up(self) -> None:
         self.embedder.encode(["warm up"])
@@ -104,12 +130,12 @@ class HybridRetriever:
         self, query: str, k: int = 10, doc_ids: list[str] | None = None, candidates: int = CANDIDATES
     ) -> SearchResult:
         timings: dict[str, float] = {}
-        t = time.perf_counter()
-        dense = self._dense(query, max(k, candidates), doc_ids)
-        timings["dense_ms"] = (time.perf_counter() - t) * 1000
-        t = time.perf_counter()
-        keyword = self.library.keyword_search(query_tokens(query), max(k, candidates), doc_ids)
-        timings["keyword_ms"] = (time.perf_counter() - t) * 1000
+        wanted = max(k, candidates)
+        keyword_job = self._keyword_pool().submit(
+            timed, timings, "keyword_ms", self.keyword_candidates, query, wanted, doc_ids
+        )
+        dense = timed(timings, "dense_ms", self._dense, query, wanted, doc_ids)
+        keyword = keyword_job.result()
         t = time.perf_counter()
         weights = [dense_weight(query, getattr(self.embedder, "multilingual", False)), 1.0]
         fused = reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]], weights)

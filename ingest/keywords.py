@@ -51,6 +51,31 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(tokens))
 
 
+# Ranking costs FTS5 about a microsecond per matching passage (bm25 is scored for every match
+# before ORDER BY ... LIMIT can cut), so at a million passages "und" alone takes ~0.5 s. A query
+# keeps its rarest words while the passages they appear in, added up, stay within this budget.
+POSTING_BUDGET = 20_000
+
+
+def affordable_tokens(tokens: list[str], passages_with: dict[str, int], budget: int = POSTING_BUDGET) -> list[str]:
+    """The query's tokens that keyword search can rank quickly, in query order.
+
+    Rarest first, while the summed passage counts stay within `budget`; the rarest word is always
+    kept, whatever its count, so a query of common words still gets keyword candidates. Words that
+    no passage contains cost nothing and are kept (they may be in a passage written since)."""
+    if sum(passages_with.get(t, 0) for t in tokens) <= budget:
+        return tokens
+    kept: set[str] = set()
+    spent = 0
+    for token in sorted(tokens, key=lambda t: passages_with.get(t, 0)):
+        cost = passages_with.get(token, 0)
+        if kept and spent + cost > budget:
+            break
+        kept.add(token)
+        spent += cost
+    return [t for t in tokens if t in kept]
+
+
 def fts_match_expression(tokens: list[str]) -> str:
     """An FTS5 MATCH string that ORs the tokens (each quoted, so none is an operator)."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)

@@ -40,8 +40,8 @@ class Library(PassageReads):
         self.read_only = self._cannot_write is not None
         self._lock = threading.RLock()
         self._commits = 0  # this connection's; PRAGMA data_version counts other connections'
-        self._passage_total: int | None = None  # kept until the library changes
-        self._passage_total_at: tuple[int, int] | None = None
+        self._passage_total: int | None = None  # kept until the passages change
+        self._passage_total_at: int | None = None  # passage_changes() when it was counted
         self._vocab_ready = False
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ from .rows import PASSAGE_SELECT, PassageRow, passage_row
 
 
 class PassageReads:
-    """Needs `conn`, `_lock`, `version()` and the `_vocab_ready`/`_passage_total*` fields of Library."""
+    """Needs `conn`, `_lock` and the `_vocab_ready`/`_passage_total*` fields of Library."""
 
     # -- passages ---------------------------------------------------------------
     def passages(self, ids: Iterable[int]) -> dict[int, PassageRow]:
@@ -68,6 +68,15 @@ class PassageReads:
 
     def keyword_document_counts(self, tokens: list[str]) -> tuple[int, dict[str, int]]:
         """(passage count, {token: passages containing it}) from the FTS5 index, for IDF weights."""
+        counts = self.keyword_passage_counts(tokens)
+        changes = self.passage_changes()
+        if self._passage_total is None or self._passage_total_at != changes:
+            self._passage_total = self.passage_count()  # a scan of every row: kept until passages change
+            self._passage_total_at = changes
+        return self._passage_total, counts
+
+    def keyword_passage_counts(self, tokens: list[str]) -> dict[str, int]:
+        """{token: passages containing it}, read from the FTS5 index's own term statistics."""
         with self._lock:
             if not self._vocab_ready:
                 # fts5vocab reads the index's own term statistics; a temp table costs nothing on disk.
@@ -82,11 +91,12 @@ class PassageReads:
                 f"SELECT term, doc FROM temp.fts_vocab WHERE term IN ({marks})", tokens
             ):
                 counts[term] = docs
-        version = self.version()
-        if self._passage_total is None or self._passage_total_at != version:
-            self._passage_total = self.passage_count()  # a scan of 100k rows: kept until the next write
-            self._passage_total_at = version
-        return self._passage_total, counts
+        return counts
+
+    def passage_changes(self) -> int:
+        """A number that moves whenever passages are added or removed or a document's status or
+        embedding model changes (kept by triggers: schema.py). One row: no scan of the passages."""
+        return self.conn.execute("SELECT n FROM passage_changes").fetchone()[0]
 
     def passage_count(self, embed_model: str | None = None) -> int:
         if embed_model is None:

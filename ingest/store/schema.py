@@ -24,7 +24,8 @@ from .open_errors import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3  # 2: summary cache, chats and messages; 3: ocr_pages (all added by CREATE IF NOT EXISTS)
+# 2: summary cache, chats and messages; 3: ocr_pages; 4: passage_changes (all added by CREATE IF NOT EXISTS)
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -119,6 +120,24 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(tokens, tokenize = 'u
 -- Cascaded deletes fire triggers too, so removing a document clears its keyword rows.
 CREATE TRIGGER IF NOT EXISTS passages_fts_delete AFTER DELETE ON passages BEGIN
     DELETE FROM passages_fts WHERE rowid = old.id;
+END;
+
+-- A number that moves whenever the set of searchable passages may have changed: a passage added
+-- or removed, a document's status or embedding model changed. The dense index records the number
+-- it was built at, so opening a library of a million passages need not count them to trust it.
+-- Triggers keep it, so every writer (another process too) moves it.
+-- It starts at the microseconds since 1970, so a counter made anew (a migration) never repeats a
+-- number that a signature recorded before it.
+CREATE TABLE IF NOT EXISTS passage_changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO passage_changes VALUES (1, CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER));
+CREATE TRIGGER IF NOT EXISTS passage_changes_insert AFTER INSERT ON passages BEGIN
+    UPDATE passage_changes SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS passage_changes_delete AFTER DELETE ON passages BEGIN
+    UPDATE passage_changes SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS passage_changes_document AFTER UPDATE OF status, embed_model ON documents BEGIN
+    UPDATE passage_changes SET n = n + 1;
 END;
 
 -- Model outputs of the summary map and reduce steps, keyed by a hash of everything that

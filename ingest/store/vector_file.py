@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
 import tempfile
 import time
@@ -21,11 +22,18 @@ def read_verified(path: Path, digest: str | None, dim: int, count: int | None):
         import faiss
         import numpy as np
 
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != digest:
-            log.warning("vector cache %s is not the one this library wrote: rebuilding", path)
-            return None
-        index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+        # Mapped, not read: the bytes are hashed and parsed where the page cache holds them (at a
+        # million passages reading a copy first costs ~0.3 s of the 0.7 s the opening takes). The
+        # mapping holds this file even if another process renames a new one into its place.
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if hashlib.sha256(data).hexdigest() != digest:
+                log.warning("vector cache %s is not the one this library wrote: rebuilding", path)
+                return None
+            bytes_ = np.frombuffer(data, dtype=np.uint8)
+            try:
+                index = faiss.deserialize_index(bytes_)
+            finally:
+                del bytes_  # the mapping cannot close while an array still points into it
     except Exception as exc:  # MemoryError too: a damaged length field makes FAISS allocate petabytes
         log.warning("vector cache unreadable, rebuilding: %s", exc)
         return None

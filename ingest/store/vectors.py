@@ -1,8 +1,10 @@
 """`vectors.faiss`: a derived, disposable copy of the passage embeddings kept in SQLite.
 
 It is written to a temporary file and renamed into place, and its signature (model,
-dimension, passage count, highest passage id, and the SHA-256 of the file as written) is
-recorded in SQLite after the rename. A file whose checksum is not the one recorded (copied
+dimension, passage count, highest passage id, the library's passage change number, and the
+SHA-256 of the file as written) is recorded in SQLite after the rename. While the change
+number is the one recorded, the passages are as the file holds them: opening a library of a
+million passages need not count them (a second) to trust its file. A file whose checksum is not the one recorded (copied
 from another library, older or newer than a database restored from a backup, damaged) is
 never trusted, not even for an incremental repair: it is rebuilt from SQLite. So is a file
 that fails to load in any way. A crash at any moment costs at most a rebuild.
@@ -75,16 +77,36 @@ class VectorIndex:
                 return int(stored)
         return self.embedder.dim
 
-    def _signature(self, ids: list[int]) -> dict:
-        return {"model": self.embed_model, "dim": self.dim, "count": len(ids), "max_id": ids[-1] if ids else 0}
+    def _signature(self, ids: list[int], changes: int) -> dict:
+        """What an index of these passage ids holds; `changes` is Library.passage_changes() read
+        before the ids were (so a commit in between makes the signature look older, never newer)."""
+        return {
+            "model": self.embed_model,
+            "dim": self.dim,
+            "count": len(ids),
+            "max_id": ids[-1] if ids else 0,
+            "changes": changes,
+        }
 
     def _current_signature(self) -> dict:
+        """The signature of the passages SQLite holds now: a scan of every passage (~1 s at a million)."""
+        changes = self.library.passage_changes()
         row = self.library.conn.execute(
             "SELECT count(*), coalesce(max(p.id), 0) FROM passages p JOIN documents d ON d.id = p.doc_id "
             "WHERE d.embed_model = ? AND d.status = 'indexed'",
             (self.embed_model,),
         ).fetchone()
-        return {"model": self.embed_model, "dim": self.dim, "count": row[0], "max_id": row[1]}
+        return {"model": self.embed_model, "dim": self.dim, "count": row[0], "max_id": row[1], "changes": changes}
+
+    def _describes_now(self, signature: dict, changes: int) -> bool:
+        """Whether `signature` names the passages SQLite holds now. The passage change number it was
+        taken at says so at once; a different one (passages written since, or a signature from
+        before the number existed) means counting the passages."""
+        if signature.get("model") != self.embed_model or signature.get("dim") != self.dim:
+            return False
+        if signature.get("changes") == changes:
+            return True
+        return _content(signature) == _content(self._current_signature())
 
     def _verified(self, stored: dict):
         if stored.get("model") != self.embed_model:
@@ -104,10 +126,12 @@ class VectorIndex:
                 return self._index
             version = self.library.version()
             stored = self._stored()
-            if _content(stored) == self._current_signature():
+            changes = self.library.passage_changes()
+            if self._describes_now(stored, changes):
                 index = self._verified(stored)
                 if index is not None:
-                    self._index, self._synced_at, self._held = index, version, _content(stored)
+                    self._index, self._synced_at = index, version
+                    self._held = {**_content(stored), "changes": changes}
                     self._maybe_retrain()
                     return index
             self.refresh(force=True)
@@ -118,12 +142,14 @@ class VectorIndex:
         with self._lock:
             version = self.library.version()  # before reading: a commit after it is seen next time
             stored = self._stored()
-            current = self._current_signature()
+            changes = self.library.passage_changes()
             if not force:
-                if self._index is None and self.path.exists() and _content(stored) == current:
+                if self._index is None and self.path.exists() and self._describes_now(stored, changes):
                     return False  # nothing changed since the last write: skip loading FAISS at all
-                if self._index is not None and self._held == current:
-                    self._synced_at = version  # ids only grow (AUTOINCREMENT): same count and max, same set
+                if self._index is not None and self._held is not None and self._describes_now(self._held, changes):
+                    # ids only grow (AUTOINCREMENT): the same count and highest id is the same set
+                    self._held = {**self._held, "changes": changes}
+                    self._synced_at = version
                     return False
             changed = self._bring_in_line(stored)
             self._synced_at = version
@@ -133,6 +159,7 @@ class VectorIndex:
         import faiss
         import numpy as np
 
+        changes = self.library.passage_changes()  # before the ids: see _signature
         ids = self.library.passage_ids(self.embed_model)
         index = self._index if self._index is not None else self._verified(stored)
         if index is None:
@@ -149,7 +176,7 @@ class VectorIndex:
         for batch_ids, blobs in self.library.embeddings(missing.tolist()):
             vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dim)
             index.add_with_ids(vectors, np.asarray(batch_ids, dtype=np.int64))
-        signature = self._signature(ids)
+        signature = self._signature(ids, changes)
         if ann.is_approximate(index) and not ann.wants_approximate(len(ids), index):
             index = self._exact_copy(ids)  # shrunk well below the threshold: exact search is cheap again
         self._index, self._held = index, signature
@@ -269,5 +296,5 @@ class VectorIndex:
 
 
 def _content(signature: dict) -> dict:
-    """What a signature says of the passages (without the file's checksum)."""
-    return {k: v for k, v in signature.items() if k != "file"}
+    """What a signature says of the passages (without the file's checksum or the change number)."""
+    return {k: v for k, v in signature.items() if k not in ("file", "changes")}

@@ -10,7 +10,8 @@
 2. In a fresh process (what a user's next start is): opens the library and answers the first
    search (`reopen_s`, the embedding model loaded before the clock starts), then times hybrid
    search (query embedding, dense, FTS5 keyword, fusion) over the bench and eval queries, and
-   keyword search alone on queries of common words; `rss_mb` is that process's peak memory.
+   keyword search alone on queries of common words, as search runs it (within the posting
+   budget) and with every word ranked; `rss_mb` is that process's peak memory.
 3. `recall_at_10`: the dense top 10 of the library's index against exact search over every
    embedding in SQLite, on the same queries. `index_build_s`: the approximate index built from
    SQLite from nothing (a damaged file), in the background as the app would.
@@ -74,6 +75,15 @@ def build(folder: Path, target: int) -> float:
     return time.perf_counter() - started
 
 
+def best_of_3_ms(run, *args) -> float:
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        run(*args)
+        runs.append((time.perf_counter() - t) * 1000)
+    return round(min(runs), 1)
+
+
 def measure(folder: Path) -> dict:
     """Run in a fresh process: reopen, latencies, keyword timings, the dense top 10s, peak RSS."""
     import numpy as np
@@ -100,15 +110,12 @@ def measure(folder: Path) -> dict:
             latencies.append((time.perf_counter() - t) * 1000)
             for key in parts:
                 parts[key].append(result.timings[key])
-    common = {}
+    # Keyword search alone on common words: as search runs it (the words it can afford to rank),
+    # and with every word ranked, the cost the posting budget avoids.
+    budgeted, every_word = {}, {}
     for text in COMMON_QUERIES:
-        tokens = query_tokens(text)
-        runs = []
-        for _ in range(3):
-            t = time.perf_counter()
-            library.keyword_search(tokens, 50)
-            runs.append((time.perf_counter() - t) * 1000)
-        common[text] = round(min(runs), 1)
+        budgeted[text] = best_of_3_ms(retriever.keyword_candidates, text, 50)
+        every_word[text] = best_of_3_ms(library.keyword_search, query_tokens(text), 50)
     dense_top = [[i for i, _ in retriever.vectors.search(embedder.encode([q])[0], 10)] for q in questions]
     ordered = sorted(latencies)
     return {
@@ -117,7 +124,8 @@ def measure(folder: Path) -> dict:
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1], 1),
         "median_parts_ms": {k: round(statistics.median(v), 1) for k, v in parts.items()},
-        "keyword_common_words_ms": common,
+        "keyword_common_words_ms": budgeted,
+        "keyword_all_words_ms": every_word,
         "reopen_s": round(reopen_s, 2),
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "dense_top": dense_top,

@@ -184,3 +184,24 @@ def test_adding_one_file_of_a_remembered_folder_keeps_it_in_sync(library, embedd
     report = ingest.sync()
     assert [r["path"] for r in report.removed] == [str(note)]
     assert [d.path for d in library.documents()] == [str(folder / "other.md")]
+
+
+def test_a_library_from_schema_3_gains_the_passage_change_number_and_keeps_its_passages(library, embedder, tmp_path):
+    _write(tmp_path / "a.txt", "Rivers carry silt down to the delta.")
+    Ingestor(library, embedder).add([tmp_path / "a.txt"])
+    passages = _count(library, "SELECT count(*) FROM passages")
+    for trigger in ("passage_changes_insert", "passage_changes_delete", "passage_changes_document"):
+        library.conn.execute(f"DROP TRIGGER {trigger}")
+    library.conn.execute("DROP TABLE passage_changes")
+    library.conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    library.close()
+    reopened = Library(tmp_path / "lib")
+    try:
+        assert _count(reopened, "SELECT count(*) FROM passages") == passages
+        before = reopened.passage_changes()
+        _write(tmp_path / "b.txt", "Owls hunt at night by sound alone.")
+        Ingestor(reopened, embedder).add([tmp_path / "b.txt"])
+        assert reopened.passage_changes() > before
+        assert VectorIndex(reopened, embedder).index().ntotal == _count(reopened, "SELECT count(*) FROM passages")
+    finally:
+        reopened.close()

@@ -101,3 +101,52 @@ def test_the_cache_is_as_readable_as_the_database(tmp_path, embedder):
         assert (tmp_path / "lib" / INDEX_NAME).stat().st_mode & 0o777 == mode
     finally:
         library.close()
+
+
+def _statements(library) -> list[str]:
+    seen: list[str] = []
+    library.conn.set_trace_callback(seen.append)
+    return seen
+
+
+def test_reopening_an_unchanged_library_trusts_its_cache_without_counting_passages(tmp_path, embedder):
+    _library(tmp_path / "lib", embedder, NOTES, tmp_path, "a").close()
+    library = Library(tmp_path / "lib")
+    seen = _statements(library)
+    vectors = VectorIndex(library, embedder)
+    assert vectors.index().ntotal == len(library.passage_ids(embedder.name))
+    counted = [s for s in seen if "count(*)" in s and "JOIN documents" in s]
+    assert counted == [], "the change number should have vouched for the file"
+    library.close()
+
+
+def test_every_write_to_passages_moves_the_change_number_even_from_raw_sql(tmp_path, embedder):
+    library = _library(tmp_path / "lib", embedder, NOTES[:2], tmp_path, "a")
+    before = library.passage_changes()
+    doc_id, passage_id = library.conn.execute("SELECT doc_id, id FROM passages LIMIT 1").fetchone()
+    library.conn.execute("DELETE FROM passages WHERE id = ?", (passage_id,))  # another program, say
+    after_delete = library.passage_changes()
+    library.conn.execute("UPDATE documents SET status = 'failed' WHERE id = ?", (doc_id,))
+    assert before < after_delete < library.passage_changes()
+    # The index follows: that document's passages are no longer searchable.
+    vectors = VectorIndex(library, embedder)
+    assert vectors.index().ntotal == len(library.passage_ids(embedder.name))
+    library.close()
+
+
+def test_a_cache_written_before_the_change_number_existed_is_still_trusted_when_it_matches(tmp_path, embedder):
+    import json
+
+    from ingest.store.vectors import SIGNATURE_KEY
+
+    library = _library(tmp_path / "lib", embedder, NOTES, tmp_path, "a")
+    signature = json.loads(library.meta(SIGNATURE_KEY))
+    del signature["changes"]  # as a library from before schema 4 recorded it
+    library.set_meta(SIGNATURE_KEY, json.dumps(signature))
+    written = (tmp_path / "lib" / INDEX_NAME).stat().st_mtime_ns
+    library.close()
+    library = Library(tmp_path / "lib")
+    vectors = VectorIndex(library, embedder)
+    assert vectors.index().ntotal == len(library.passage_ids(embedder.name))
+    assert (tmp_path / "lib" / INDEX_NAME).stat().st_mtime_ns == written  # trusted, not rebuilt
+    library.close()
