@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QAction, QStandardItem, QStandardItemModel
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-DOC_ID = Qt.UserRole + 1
-PATH = Qt.UserRole + 2
+from .documents_model import DOC_ID, PATH, DocumentLine, DocumentsModel
+
+__all__ = ["DOC_ID", "PATH", "LibraryPane"]
 
 
 class LibraryPane(QWidget):
@@ -40,17 +41,12 @@ class LibraryPane(QWidget):
         top.addWidget(self.filter, 1)
         top.addWidget(self.add_button)
 
-        self.model = QStandardItemModel(0, 5, self)
-        self.model.setHorizontalHeaderLabels(
-            [self.tr("Title"), self.tr("Format"), self.tr("Pages"), self.tr("Status"), self.tr("Added")]
+        self.model = DocumentsModel(
+            [self.tr("Title"), self.tr("Format"), self.tr("Pages"), self.tr("Status"), self.tr("Added")], self
         )
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(-1)
-        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter.textChanged.connect(self._filter_changed)
         self.table = QTableView()
-        self.table.setModel(self.proxy)
+        self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().hide()
@@ -74,7 +70,7 @@ class LibraryPane(QWidget):
     # -- content ----------------------------------------------------------------------
     def show_documents(self, docs) -> None:
         selected = set(self.selected_ids())
-        self.model.setRowCount(0)
+        lines = []
         for doc in docs:
             status = doc.status
             if doc.status == "failed":
@@ -85,42 +81,41 @@ class LibraryPane(QWidget):
                 status = self.tr("indexed")
             added = dt.datetime.fromtimestamp(doc.added_at).strftime("%Y-%m-%d %H:%M")
             cells = [doc.title or Path(doc.path).name, doc.format, str(doc.pages), status, added]
-            items = [QStandardItem(text) for text in cells]
-            for item in items:
-                item.setEditable(False)
-                item.setData(doc.id, DOC_ID)
-                item.setData(doc.path, PATH)
-                item.setToolTip(doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}")
-            items[2].setData(doc.pages, Qt.DisplayRole)
-            self.model.appendRow(items)
-        for row in range(self.proxy.rowCount()):
-            if self.proxy.index(row, 0).data(DOC_ID) in selected:
+            tooltip = doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}"
+            lines.append(DocumentLine(doc.id, doc.path, cells, doc.pages, tooltip))
+        self.model.set_lines(lines)
+        self._reselect(selected)
+
+    def _filter_changed(self, text: str) -> None:
+        selected = set(self.selected_ids())
+        self.model.set_filter(text)
+        self._reselect(selected)
+
+    def _reselect(self, doc_ids: set[str]) -> None:
+        if not doc_ids:
+            return
+        for row in range(self.model.rowCount()):
+            if self.model.line(row).doc_id in doc_ids:
                 self.table.selectRow(row)
 
     def show_progress(self, path: str, text: str) -> None:
         self._progress[path] = text
-        for row in range(self.model.rowCount()):
-            if self.model.item(row, 0).data(PATH) == path:
-                self.model.item(row, 3).setText(text)
-                return
+        self.model.set_status(path, text)
 
     def clear_progress(self) -> None:
         self._progress.clear()
 
     def row_status(self, doc_id: str) -> str:
-        for row in range(self.model.rowCount()):
-            if self.model.item(row, 0).data(DOC_ID) == doc_id:
-                return self.model.item(row, 3).text()
-        return ""
+        return self.model.status_of(doc_id)
 
     def selected_ids(self) -> list[str]:
         rows = {index.row() for index in self.table.selectionModel().selectedRows()} if self.table.model() else set()
-        return [self.proxy.index(row, 0).data(DOC_ID) for row in sorted(rows)]
+        return [self.model.line(row).doc_id for row in sorted(rows) if row < self.model.rowCount()]
 
     def select(self, doc_id: str) -> None:
-        for row in range(self.proxy.rowCount()):
-            if self.proxy.index(row, 0).data(DOC_ID) == doc_id:
-                self.table.selectRow(row)
+        row = self.model.row_of(doc_id)
+        if row is not None:
+            self.table.selectRow(row)
 
     # -- actions ------------------------------------------------------------------------
     def _summarize(self) -> None:

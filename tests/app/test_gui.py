@@ -70,7 +70,7 @@ def drop(window, *paths) -> None:
 
 def statuses(window) -> dict[str, str]:
     model = window.library_pane.model
-    return {model.item(r, 0).text(): model.item(r, 3).text() for r in range(model.rowCount())}
+    return {model.index(r, 0).data(): model.index(r, 3).data() for r in range(model.rowCount())}
 
 
 def test_drop_ask_cite_summarize_and_settings(window, qtbot):
