@@ -10,6 +10,8 @@
 3. In one process, with Qt offscreen: the library pane showing all N documents (what every
    refresh of the window costs the GUI thread), the filter typed one letter at a time, a progress
    update of one row, a sort by pages, and the process's peak memory with the pane filled.
+4. `docdesk` itself (the window) on that library: its resident memory when shown and over the
+   next 30 s while the models load behind it (Linux: read from /proc).
 
 Prints one JSON line.
 """
@@ -75,6 +77,33 @@ def cli_s(library: Path, *args: str) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "app", *args], env=env, check=True, capture_output=True, text=True)
     return time.perf_counter() - started, done.stdout
+
+
+def window_rss_mb(library: Path, seconds: float = 30.0) -> dict:
+    """`docdesk` (the window) on that library: its resident memory once shown, and the most it
+    reaches in `seconds` while the models load behind it (the embedding model and the bundled LLM)."""
+    with tempfile.TemporaryDirectory() as config:
+        env = dict(os.environ, DOCDESK_HOME=str(library), DOCDESK_CONFIG=f"{config}/c.toml", DOCDESK_REPORT_STARTUP="1")
+        proc = subprocess.Popen([sys.executable, "-m", "app"], env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            proc.stdout.readline()  # the window is shown
+            shown = _rss_mb(proc.pid)
+            peak, deadline = shown, time.monotonic() + seconds
+            while time.monotonic() < deadline and proc.poll() is None:
+                peak = max(peak, _rss_mb(proc.pid))
+                time.sleep(0.5)
+            settled = _rss_mb(proc.pid)
+        finally:
+            proc.kill()
+            proc.wait()
+    return {"window_rss_shown_mb": shown, "window_rss_peak_mb": peak, "window_rss_after_s_mb": [seconds, settled]}
+
+
+def _rss_mb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024)
+    return 0
 
 
 def pane(library_folder: Path) -> dict:
@@ -151,6 +180,7 @@ def main() -> int:
             "sync_removed": len(report.get("removed", [])),
             "list_json_s": round(statistics.median(lists), 2),
             **pane(library),
+            **window_rss_mb(library),
         }
     print(json.dumps(result))
     return 0
