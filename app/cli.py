@@ -125,6 +125,10 @@ def _cmd_sync(desk, args) -> int:
 def _cmd_search(desk, args) -> int:
     query = " ".join(args.query)
     result = desk.search(query, args.k, args.doc, on_progress=progress_for())
+    if desk.index_rebuild() is not None:
+        sys.stderr.write(
+            "docdesk: the search index is being built; until it is, results may come from keyword search alone\n"
+        )
     payload = {"query": query, "results": [h.as_dict() for h in result.hits]}
     lines = []
     for n, hit in enumerate(result.hits, 1):
@@ -329,6 +333,9 @@ COMMANDS = {
 }
 
 
+LONG_RUNNING = {"serve", "mcp"}  # stopped by the user: a build they cut short starts again next time
+
+
 def _run_command(settings, args) -> int:
     """One command, watched by a crash guard: a native crash in the model is reported on the next start."""
     from .crash import CrashGuard
@@ -341,10 +348,34 @@ def _run_command(settings, args) -> int:
         sys.stderr.write(f"docdesk: {notice.text}\n")
     desk = DocDesk(settings, guard)
     try:
-        return COMMANDS[args.command](desk, args)
+        code = COMMANDS[args.command](desk, args)
+        if args.command not in LONG_RUNNING:
+            finish_index_rebuild(desk)
+        return code
     finally:
         desk.close()
         guard.stop()
+
+
+def finish_index_rebuild(desk) -> None:
+    """A command that started a background build of the dense index (a damaged or missing file,
+    a library grown past the approximate threshold) waits for it before exiting, with progress on
+    stderr: a one-shot command that exited at once would cancel it, and the next would start over.
+    Ctrl-C stops waiting (the next start builds it again)."""
+    progress = desk.index_rebuild()
+    if progress is None:
+        return
+    sys.stderr.write(
+        f"docdesk: building the search index for {progress.total:,} passages before exiting "
+        "(Ctrl-C stops; the next start builds it again)\n"
+    )
+    try:
+        while not desk.wait_for_index_rebuild(10):
+            now = desk.index_rebuild()
+            if now is not None:
+                sys.stderr.write(f"docdesk: search index: {now.stage} {now.fraction:.0%}\n")
+    except KeyboardInterrupt:
+        sys.stderr.write("docdesk: search index build stopped\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -243,6 +243,15 @@ class DocDesk:
             self._backend.close()
             self._backend = None
 
+    def index_rebuild(self):
+        """How far a background build of the dense index has got (ingest.store.vector_rebuild.
+        RebuildProgress), or None when none runs; never loads the index to find out."""
+        return self.vectors.rebuild_progress() if "vectors" in self.__dict__ else None
+
+    def wait_for_index_rebuild(self, timeout: float) -> bool:
+        """True once no build of the dense index is running."""
+        return self.vectors.wait_for_rebuild(timeout) if "vectors" in self.__dict__ else True
+
     def close(self) -> None:
         self.close_backend()
         if "vectors" in self.__dict__:

@@ -18,6 +18,7 @@ from .ops import Op, describe
 from .tasks import Workers
 
 SYNC_DELAY_MS = 1500  # a folder that changes settles before it is re-synced
+INDEX_POLL_MS = 1000  # how often the counts line asks whether the dense index is being built
 MAX_WATCHED = 4000  # inotify's per-user watch limit is 8,192 by default
 PROGRESS_LABELS = ("reading", "embedding", "writing", "hashing")
 
@@ -46,6 +47,12 @@ class LibraryController(QObject):
         pane.remove_requested.connect(self.remove)
         pane.reindex_requested.connect(self.reindex)
         pane.reveal_requested.connect(self.reveal)
+        # A background build of the dense index (minutes at a million passages) shows its progress
+        # beside the counts; keyword search answers meanwhile.
+        self._index_timer = QTimer(self, interval=INDEX_POLL_MS)
+        self._index_timer.timeout.connect(self._show_index_build)
+        self._index_timer.start()
+        self._counts_text = ""
         self._labels = {
             "reading": self.tr("reading"),
             "embedding": self.tr("embedding"),
@@ -72,9 +79,23 @@ class LibraryController(QObject):
             tip = self.tr(
                 "The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not."  # noqa: E501 - one literal, for the translation tools
             ).replace("%1", str(self.desk.settings.library))
+        self._counts_text = text
         self.counts.setText(text)
         self.counts.setToolTip(tip)
+        self._show_index_build()
         self.changed.emit()
+
+    def _show_index_build(self) -> None:
+        progress = self.desk.index_rebuild()
+        if progress is None:
+            if self.counts.text() != self._counts_text:
+                self.counts.setText(self._counts_text)  # the build has finished
+            return
+        if progress.stage == "training":
+            state = self.tr("building the search index…")
+        else:
+            state = self.tr("building the search index: %1%").replace("%1", str(round(progress.fraction * 100)))
+        self.counts.setText(f"{self._counts_text} · {state}" if self._counts_text else state)
 
     # -- adding ---------------------------------------------------------------------------
     def add_paths(self, paths: list[Path]) -> None:

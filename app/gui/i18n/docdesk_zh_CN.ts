@@ -163,62 +163,72 @@
 <context>
     <name>LibraryController</name>
     <message>
-        <location filename="../library_controller.py" line="50" />
+        <location filename="../library_controller.py" line="57" />
         <source>reading</source>
         <translation>读取中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="51" />
+        <location filename="../library_controller.py" line="58" />
         <source>embedding</source>
         <translation>嵌入中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="52" />
+        <location filename="../library_controller.py" line="59" />
         <source>writing</source>
         <translation>写入中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="53" />
+        <location filename="../library_controller.py" line="60" />
         <source>checking</source>
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="68" />
+        <location filename="../library_controller.py" line="75" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="72" />
+        <location filename="../library_controller.py" line="79" />
         <source>read-only</source>
         <translation>只读</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="74" />
+        <location filename="../library_controller.py" line="81" />
         <source>The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.</source>
         <translation>文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="84" />
+        <location filename="../library_controller.py" line="96" />
+        <source>building the search index…</source>
+        <translation>正在建立搜索索引…</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="97" />
+        <source>building the search index: %1%</source>
+        <translation>正在建立搜索索引：%1%</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="105" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="118" />
+        <location filename="../library_controller.py" line="139" />
         <source>Files are missing from %1: its documents are kept (unmounted?)</source>
         <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="122" />
+        <location filename="../library_controller.py" line="143" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="124" />
+        <location filename="../library_controller.py" line="145" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="130" />
+        <location filename="../library_controller.py" line="151" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
@@ -226,17 +236,17 @@
 <context>
     <name>LibraryPane</name>
     <message>
-        <location filename="../library_pane.py" line="35" />
+        <location filename="../library_pane.py" line="36" />
         <source>Filter documents…</source>
         <translation>筛选文档…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="36" />
+        <location filename="../library_pane.py" line="37" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="37" />
+        <location filename="../library_pane.py" line="38" />
         <source>Add files or folders (Ctrl+O), or drop them anywhere on the window</source>
         <translation>添加文件或文件夹（Ctrl+O），也可以直接拖入窗口</translation>
     </message>
@@ -261,42 +271,42 @@
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="46" />
+        <location filename="../library_pane.py" line="45" />
         <source>Added</source>
         <translation>添加时间</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="81" />
+        <location filename="../library_pane.py" line="77" />
         <source>failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="83" />
+        <location filename="../library_pane.py" line="79" />
         <source>queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="86" />
+        <location filename="../library_pane.py" line="82" />
         <source>indexed</source>
         <translation>已索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="137" />
+        <location filename="../library_pane.py" line="132" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="138" />
+        <location filename="../library_pane.py" line="133" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="139" />
+        <location filename="../library_pane.py" line="134" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="140" />
+        <location filename="../library_pane.py" line="135" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
@@ -357,27 +367,27 @@
 <context>
     <name>ServeController</name>
     <message>
-        <location filename="../serve_controller.py" line="47" />
+        <location filename="../serve_controller.py" line="48" />
         <source>⚠ Not serving editors</source>
         <translation>⚠ 未向编辑器开放</translation>
     </message>
     <message>
-        <location filename="../serve_controller.py" line="50" />
+        <location filename="../serve_controller.py" line="51" />
         <source>a token is required</source>
         <translation>需要令牌</translation>
     </message>
     <message>
-        <location filename="../serve_controller.py" line="51" />
+        <location filename="../serve_controller.py" line="52" />
         <source>no token: this computer only</source>
         <translation>无令牌：仅限本机</translation>
     </message>
     <message>
-        <location filename="../serve_controller.py" line="52" />
+        <location filename="../serve_controller.py" line="53" />
         <source>Serving editors at %1</source>
         <translation>已向编辑器开放：%1</translation>
     </message>
     <message>
-        <location filename="../serve_controller.py" line="53" />
+        <location filename="../serve_controller.py" line="54" />
         <source>OpenAI-compatible endpoint, model "docdesk" · %1</source>
         <translation>OpenAI 兼容接口，模型 "docdesk" · %1</translation>
     </message>
