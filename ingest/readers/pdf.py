@@ -26,27 +26,41 @@ RENDER_DPI = 300  # scans are rendered for OCR at this resolution, within ingest
 MIN_RENDER_DPI = 72  # a page of images is never rendered coarser than this
 
 
-def render_dpi(page) -> float:
-    """The resolution to render a pypdfium2 page at for OCR: RENDER_DPI, or less for a page that
-    holds nothing but images (a scan, a photo) whose pixels are coarser than that. Rendering a
-    150-dpi scan at 300 dpi gives OCR four times the pixels and no more detail: its detector's
-    time grows with the pixels (a 300-dpi letter page: ~2.5 s on two cores). Text and vector
-    drawings have no pixels of their own, so a page with any of them gets RENDER_DPI."""
+MIN_IMAGE_PX = 32  # an image smaller than this both ways (an icon, a bullet) holds no line of text
+
+
+def ocr_render_dpi(page, text_layer_whole: bool) -> float | None:
+    """The resolution to render a pypdfium2 page at for OCR, or None when nothing on it could hold
+    text beyond its text layer. `text_layer_whole`: the layer is short but not garbage, so what
+    the page's text objects say is in it already (a page of "Test" and a bullet icon keeps "Test").
+
+    RENDER_DPI, or less for a page that holds nothing but images (a scan, a photo) whose pixels
+    are coarser than that: rendering a 150-dpi scan at 300 dpi gives OCR four times the pixels and
+    no more detail, and its detector's time grows with the pixels (a 300-dpi letter page: ~2.5 s
+    on two cores). Glyphs and drawings (text may be turned to outlines) have no pixels of their
+    own: a page with any of them to read gets RENDER_DPI."""
     import math
 
     import pypdfium2.raw as pdfium
 
-    finest = 0.0
+    finest, vector, readable = 0.0, False, False
     for item in page.get_objects(max_depth=0):
+        if item.type == pdfium.FPDF_PAGEOBJ_TEXT and text_layer_whole:
+            continue
         if item.type != pdfium.FPDF_PAGEOBJ_IMAGE:
-            return RENDER_DPI
+            vector = readable = True  # glyphs of a garbage layer, a path, a shading, a form
+            continue
         width_px, height_px = item.get_px_size()
+        if max(width_px, height_px) < MIN_IMAGE_PX:
+            continue
+        readable = True
         m = item.get_matrix()  # the unit square onto the page, in points
         width_pt, height_pt = math.hypot(m.a, m.b), math.hypot(m.c, m.d)
-        if width_pt <= 0 or height_pt <= 0:
-            continue
-        finest = max(finest, 72 * width_px / width_pt, 72 * height_px / height_pt)
-    if finest <= 0:
+        if width_pt > 0 and height_pt > 0:
+            finest = max(finest, 72 * width_px / width_pt, 72 * height_px / height_pt)
+    if not readable:
+        return None
+    if vector or finest <= 0:
         return RENDER_DPI
     return max(MIN_RENDER_DPI, min(RENDER_DPI, finest))
 
@@ -140,7 +154,7 @@ class PdfStream:
                 text = ""
             else:
                 if self._ocr and (len(text.strip()) < MIN_PAGE_CHARS or _garbage(text)):
-                    page = self._ocr_page(number)
+                    page = self._ocr_page(number, text_layer_whole=not _garbage(text))
                     if page is not None:
                         yield page
                         continue
@@ -148,8 +162,9 @@ class PdfStream:
                     self._empty.append(number)
             yield Page(number, text)
 
-    def _ocr_page(self, number: int) -> Page | None:
-        """The page rendered and read by OCR; None if rendering failed (the reason is kept)."""
+    def _ocr_page(self, number: int, text_layer_whole: bool) -> Page | None:
+        """The page rendered and read by OCR; None if rendering failed (the reason is kept) or the
+        page holds nothing OCR could read beyond its text layer."""
         from ..ocr import MAX_PIXELS, MAX_SIDE, ocr_image
 
         try:
@@ -158,10 +173,12 @@ class PdfStream:
 
                 self._rendered = pypdfium2.PdfDocument(self._data)
             page = self._rendered[number - 1]
+            dpi = ocr_render_dpi(page, text_layer_whole)
+            if dpi is None:
+                page.close()
+                return None  # nothing there for OCR to read: the text layer stands
             width, height = page.get_size()  # points
-            scale = min(
-                render_dpi(page) / 72, MAX_SIDE / max(width, height, 1), (MAX_PIXELS / max(width * height, 1)) ** 0.5
-            )
+            scale = min(dpi / 72, MAX_SIDE / max(width, height, 1), (MAX_PIXELS / max(width * height, 1)) ** 0.5)
             image = page.render(scale=scale).to_pil()
             page.close()
         except Exception as exc:  # pdfium cannot render what pypdf could open: keep the page empty

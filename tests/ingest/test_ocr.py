@@ -174,20 +174,35 @@ def test_add_then_list_shows_the_ocr_flag_and_confidence(tmp_path, guide_page):
 def test_a_page_of_images_is_rendered_no_finer_than_its_pixels_and_read_as_well():
     import pypdfium2
 
-    from ingest.readers.pdf import RENDER_DPI, render_dpi
+    from ingest.readers.pdf import RENDER_DPI, ocr_render_dpi
 
-    def dpi(pdf: Path) -> float:
+    def dpi(pdf: Path, text_layer_whole: bool = True) -> float | None:
         document = pypdfium2.PdfDocument(str(pdf))
         try:
-            return render_dpi(document[0])
+            return ocr_render_dpi(document[0], text_layer_whole)
         finally:
             document.close()
 
     huckfinn = SCANS / "en_huckfinn_c02-22_scan_no_text_layer.pdf"
     assert round(dpi(huckfinn)) == 150  # an 800-px-wide scan on a 384-pt page
     assert dpi(SCANS / "en_linn_skewed.pdf") == RENDER_DPI  # a 300-dpi scan, turned a little
-    assert dpi(CORPUS / "pdf-samples" / "008-reportlab-inline-image" / "inline-image.pdf") == RENDER_DPI  # text too
     page = read_document(huckfinn).pages[0]
     # Read at its own 150 dpi the heading comes out whole (at 300 dpi OCR saw "apter").
     assert "ChapterII" in page.text.replace(" ", "") and "widow's garden" in page.text
     assert page.ocr is not None and page.ocr.confidence > 0.95
+
+
+def test_a_short_text_layer_beside_an_icon_is_kept_not_replaced_by_ocr():
+    import pypdfium2
+
+    from ingest.readers.pdf import RENDER_DPI, ocr_render_dpi
+
+    inline = CORPUS / "pdf-samples" / "008-reportlab-inline-image" / "inline-image.pdf"  # "Test" and a 16-px image
+    document = pypdfium2.PdfDocument(str(inline))
+    try:
+        assert ocr_render_dpi(document[0], text_layer_whole=True) is None
+        assert ocr_render_dpi(document[0], text_layer_whole=False) == RENDER_DPI  # a garbage layer: read the glyphs
+    finally:
+        document.close()
+    page = read_document(inline).pages[0]
+    assert page.text.strip() == "Test" and page.ocr is None
