@@ -4,9 +4,10 @@ It is written to a temporary file and renamed into place, and its signature (mod
 dimension, passage count, highest passage id, the library's passage change number, and the
 SHA-256 of the file as written) is recorded in SQLite after the rename. While the change
 number is the one recorded, the passages are as the file holds them: opening a library of a
-million passages need not count them (a second) to trust its file. A file whose checksum is not the one recorded (copied
-from another library, older or newer than a database restored from a backup, damaged) is
-never trusted, not even for an incremental repair: it is rebuilt from SQLite. So is a file
+million passages need not count them (a second) to trust its file. A file whose checksum is
+not the one recorded (copied from another library, older or newer than a database restored
+from a backup, damaged) is never trusted, not even for an incremental repair: it is rebuilt
+from SQLite. So is a file
 that fails to load in any way. A crash at any moment costs at most a rebuild.
 
 A large library is not rewritten after every document: the file is written once the index
