@@ -13,6 +13,7 @@ from ingest.errors import IngestError
 from .cli_errors import OK, SOME_FAILED, explain
 from .cli_parser import build_parser
 from .cli_serving import cmd_mcp, cmd_serve
+from .index_wait import finish_index_rebuild
 from .model_flags import apply_model_flags
 from .progress_lines import progress_for
 from .settings import load_settings
@@ -355,27 +356,6 @@ def _run_command(settings, args) -> int:
     finally:
         desk.close()
         guard.stop()
-
-
-def finish_index_rebuild(desk) -> None:
-    """A command that started a background build of the dense index (a damaged or missing file,
-    a library grown past the approximate threshold) waits for it before exiting, with progress on
-    stderr: a one-shot command that exited at once would cancel it, and the next would start over.
-    Ctrl-C stops waiting (the next start builds it again)."""
-    progress = desk.index_rebuild()
-    if progress is None:
-        return
-    sys.stderr.write(
-        f"docdesk: building the search index for {progress.total:,} passages before exiting "
-        "(Ctrl-C stops; the next start builds it again)\n"
-    )
-    try:
-        while not desk.wait_for_index_rebuild(10):
-            now = desk.index_rebuild()
-            if now is not None:
-                sys.stderr.write(f"docdesk: search index: {now.stage} {now.fraction:.0%}\n")
-    except KeyboardInterrupt:
-        sys.stderr.write("docdesk: search index build stopped\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.cli import finish_index_rebuild
+from app.index_wait import finish_index_rebuild
 from app.services import DocDesk
 from app.settings import Settings
 from ingest.store import ann
