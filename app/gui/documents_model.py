@@ -9,6 +9,7 @@ the view only asks for the cells it shows.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
@@ -16,6 +17,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 DOC_ID = Qt.UserRole + 1
 PATH = Qt.UserRole + 2
 TITLE, FORMAT, PAGES, STATUS, ADDED = range(5)
+_DIGIT_RUNS = re.compile(r"(\d{1,30})")  # bounded: int() refuses thousands of digits
+
+
+def natural_key(text: str) -> tuple:
+    """Text ordered as people number things: "Chapter 2" before "Chapter 10", case ignored.
+    Split on digit runs, the text and the numbers alternate, so like always meets like."""
+    parts = _DIGIT_RUNS.split(text.casefold())
+    return tuple(int(part) if at % 2 else part for at, part in enumerate(parts))
 
 
 @dataclass
@@ -127,7 +136,7 @@ class DocumentsModel(QAbstractTableModel):
             if column == PAGES:
                 key = lambda line: line.pages  # noqa: E731 - numbers, not their text
             else:
-                key = lambda line: line.cells[column].casefold()  # noqa: E731
+                key = lambda line: natural_key(line.cells[column])  # noqa: E731
             self._lines.sort(key=key, reverse=order == Qt.DescendingOrder)
         self._haystacks = [line.haystack() for line in self._lines]
         self._row_of_path = {line.path: at for at, line in enumerate(self._lines)}

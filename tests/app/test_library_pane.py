@@ -75,3 +75,14 @@ def test_pages_sort_as_numbers_and_progress_reaches_the_row_of_its_path(pane):
     pane.show_documents([_doc(n, status="queued") for n in (3, 20, 100)])
     assert pane.row_status(f"{20:064x}") == "reading page 2"
     assert pane.row_status(f"{3:064x}") == "queued"
+
+
+def test_titles_sort_as_people_number_them(pane):
+    titles = ["Paper 10", "paper 9", "Paper 100", "Paper 9a", "附录 2", "附录 10", "Notes"]
+    pane.show_documents([_doc(n, title=title) for n, title in enumerate(titles)])
+    pane.table.sortByColumn(0, Qt.AscendingOrder)
+    assert _titles(pane) == ["Notes", "paper 9", "Paper 9a", "Paper 10", "Paper 100", "附录 2", "附录 10"]
+    pane.table.sortByColumn(0, Qt.DescendingOrder)
+    assert _titles(pane) == ["附录 10", "附录 2", "Paper 100", "Paper 10", "Paper 9a", "paper 9", "Notes"]
+    pane.show_documents([_doc(1, title="9" * 5000), _doc(2, title="Paper 1")])  # past int()'s digit limit
+    assert _titles(pane) == ["Paper 1", "9" * 5000]
