@@ -1,6 +1,6 @@
 """Background work for the window: the GUI thread only paints.
 
-Single-thread executors, as in DESIGN.md §5: one for ingest (the embedder is one model), one
+Single-thread executors (docs/ARCHITECTURE.md §2): one for ingest (the embedder is one model), one
 for every LLM call (the engine: asks, summaries, tests, model loading), and one for the
 window's quick library reads. Results, errors and progress come back to the GUI thread through
 a queued Qt signal; streamed text is buffered and drained by a ~30 Hz timer, so a fast model

@@ -1,4 +1,4 @@
-"""The contract every LLM backend passes (DESIGN §6), Haystack-style: a test module subclasses
+"""The contract every LLM backend passes (docs/ARCHITECTURE.md §8), Haystack-style: a test module subclasses
 BackendContract, names it Test..., and supplies
 
 - a `backend` fixture: one backend for the class (module- or session-scoped is fine), and

@@ -1,4 +1,4 @@
-"""The contract every store of a library passes (DESIGN §6), Haystack-style.
+"""The contract every store of a library passes (docs/ARCHITECTURE.md §8), Haystack-style.
 
 A store here is an object over one library folder (Library, ChatStore, SummaryCache,
 VectorIndex). A test module subclasses StoreContract (and RemovalContract where the store can
