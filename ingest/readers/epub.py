@@ -8,12 +8,8 @@ starts a page with its title.
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
-import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -21,12 +17,13 @@ from urllib.parse import unquote
 from lxml import etree
 
 from ..chunking import MAX_DOCUMENT_CHARS
-from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError, OversizedDocument
+from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
 from .html import html_to_text
 from .text import SYNTHETIC_PAGE_CHARS, decode, paginate
-from .zipguard import ZipLimits, checked_members, read_member
+from .zip_package import ZipPackage
+from .zipguard import EPUB
 
 _OPF = "{http://www.idpf.org/2007/opf}"
 _DC = "{http://purl.org/dc/elements/1.1/}"
@@ -42,56 +39,6 @@ _MARKS = re.compile("\ue000(\\d+)\ue001")
 _SHORT_PAGE = SYNTHETIC_PAGE_CHARS // 3  # a chapter this short (a cover, a title page) shares a page
 
 
-class ZipPackage:
-    """A ZIP container (EPUB, OpenDocument) whose members are read within the input limits and
-    parsed as XML without entity expansion, DTDs or network access (no XXE, no billion laughs)."""
-
-    def __init__(self, data: bytes, kind: str, limits: ZipLimits | None = None) -> None:
-        self.kind = kind  # how messages name the file: "EPUB", "OpenDocument file"
-        self.limits = limits or ZipLimits()
-        self._raw = io.BytesIO(data)
-        self._read = 0
-        try:
-            with self._reworded(), zipfile.ZipFile(io.BytesIO(data)) as archive:
-                self._members = {info.filename: info for info in checked_members(archive, self.limits)}
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
-            raise DamagedDocument(f"damaged {kind}: not a readable ZIP container ({exc})") from exc
-
-    @contextmanager
-    def _reworded(self) -> Iterator[None]:
-        """zipguard was written for Word files and says so; name the format the user has."""
-        try:
-            yield
-        except IngestError as exc:
-            message = str(exc).replace("the Word file", f"the {self.kind}").replace("Word document", self.kind)
-            raise type(exc)(message.replace("Word files", f"{self.kind}s")) from exc
-
-    def has(self, name: str) -> bool:
-        return name in self._members
-
-    def chunks(self, name: str) -> Iterator[bytes]:
-        """A member's bytes as they are decompressed; every member counts towards the total limit."""
-        info = self._members[name]
-        self._read += info.file_size
-        if info.file_size > self.limits.part_bytes or self._read > self.limits.total_bytes:
-            raise OversizedDocument(f"the {self.kind} expands beyond DocDesk's input limits (a zip bomb?) at {name}")
-        with self._reworded():
-            yield from read_member(self._raw, info, self.limits)
-
-    def read(self, name: str) -> bytes:
-        return b"".join(self.chunks(name))
-
-    @staticmethod
-    def parser(**options) -> etree.XMLParser:
-        return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, **options)
-
-    def xml(self, name: str) -> etree._Element:
-        try:
-            return etree.fromstring(self.read(name), self.parser())
-        except etree.XMLSyntaxError as exc:
-            raise DamagedDocument(f"damaged {self.kind}: {name} is not well-formed XML ({exc})") from exc
-
-
 @dataclass
 class _Book:
     title: str
@@ -103,7 +50,7 @@ class _Book:
 
 def read_epub(path: Path, data: bytes) -> ReadResult:
     try:
-        package = ZipPackage(data, "EPUB")
+        package = ZipPackage(data, EPUB)
         book = _open_book(package)
         result = _book_pages(package, book) if book.page_targets else None
         return result or _synthetic_pages(package, book)

@@ -17,9 +17,10 @@ from ..chunking import MAX_DOCUMENT_CHARS
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
-from .epub import ZipPackage
 from .sheet_pages import Row, SheetWriter
 from .text import paginate
+from .zip_package import ZipPackage
+from .zipguard import OPENDOCUMENT
 
 _NS = {
     "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
@@ -354,7 +355,7 @@ def _meta_title(package: ZipPackage) -> str:
 
 def read_odf(path: Path, data: bytes, kind: str) -> ReadResult:
     """`kind` is "odt", "ods" or "odp" (what the container's mimetype said)."""
-    package = ZipPackage(data, "OpenDocument file")
+    package = ZipPackage(data, OPENDOCUMENT)
     _refuse_password(package)
     if not package.has("content.xml"):
         raise DamagedDocument("damaged OpenDocument file: content.xml (the document's text) is missing")

@@ -1,12 +1,13 @@
-"""An Office file's ZIP container (Word, PowerPoint, Excel), read within limits: a zip bomb
-costs a refusal, not the memory.
+"""A ZIP container (Word, PowerPoint, Excel; EPUB and OpenDocument through zip_package), read
+within limits: a zip bomb costs a refusal, not the memory.
 
 Two checks. Before anything is decompressed, the sizes the central directory declares
 (each part, all parts, the compression ratio, the number of parts). Then, while
 decompressing, the bytes that really come out: each part is inflated here from its raw
 bytes, counting what goes in and what comes out, and reading stops at the first limit
 crossed, whatever the directory said. python-docx, python-pptx or openpyxl then reads the
-checked copy, never the original container.
+checked copy, never the original container. EPUB and OpenDocument files are read member by
+member instead (zip_package.ZipPackage), under the same limits and checks.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Package:
 WORD = Package()
 POWERPOINT = Package("PowerPoint", "damaged PowerPoint presentation")
 EXCEL = Package("Excel", "damaged Excel workbook")
+EPUB = Package("EPUB", "damaged EPUB")
+OPENDOCUMENT = Package("OpenDocument", "damaged OpenDocument file")
 
 # Only these parts are ever parsed for text; the rest (pictures, fonts, OLE objects) are
 # handed on empty, so they are never decompressed and cannot cost memory.

@@ -176,7 +176,7 @@ def test_entities_are_not_expanded():
 
 def test_a_zip_bomb_chapter_is_refused():
     bomb = _xhtml("<p>" + " " * (40 << 20) + "</p>")
-    with pytest.raises(OversizedDocument, match=r"the EPUB expands more than 100 times \(a zip bomb\?\)"):
+    with pytest.raises(OversizedDocument, match=r"the EPUB file expands more than 100 times \(a zip bomb\?\)"):
         read_epub(Path("b.epub"), _book({"OEBPS/text/one.xhtml": bomb}))
 
 
