@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..ocr import OcrPage
 from ..records import PageOcr
+from .page_ranges import page_ranges
 
 
 def page_ocr(result: OcrPage) -> PageOcr:
@@ -40,16 +41,14 @@ class OcrTally:
         return self.weighted / self.chars if self.chars else 0.0
 
     def warnings(self) -> list[str]:
-        from .pdf import _ranges
-
         found = []
         if self.read:
             found.append(
-                f"text recognised by OCR on {len(self.read)} page(s), {_ranges(self.read)}, "
+                f"text recognised by OCR on {len(self.read)} page(s), {page_ranges(self.read)}, "
                 f"mean confidence {self.confidence:.2f}, {self.seconds:.0f} s"
             )
         if self.blank:
-            found.append(f"OCR found no text on {len(self.blank)} page(s): {_ranges(self.blank)}")
+            found.append(f"OCR found no text on {len(self.blank)} page(s): {page_ranges(self.blank)}")
         if self.damaged:
             found.append(self.damaged)
         return found

@@ -13,6 +13,7 @@ from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
 from .ocr_pages import OcrTally, page_ocr
+from .page_ranges import page_ranges
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +195,7 @@ class PdfStream:
         """'pp. 1-3 (PdfStreamError: ...)': the pages that raised and their (first) errors."""
         errors = list(dict.fromkeys(self._failed.values()))
         more = f"; {len(errors) - 1} other error(s)" if len(errors) > 1 else ""
-        return f"{_ranges(sorted(self._failed))} ({errors[0]}{more})"
+        return f"{page_ranges(sorted(self._failed))} ({errors[0]}{more})"
 
     @property
     def warnings(self) -> list[str]:
@@ -203,11 +204,11 @@ class PdfStream:
         if self._empty:
             how = "nor text found by OCR" if self._ocr else "(scanned? OCR is off: DOCDESK_OCR=0)"
             found.append(
-                f"no text layer {how} on {len(self._empty)} of {self.page_count} pages: {_ranges(self._empty)}"
+                f"no text layer {how} on {len(self._empty)} of {self.page_count} pages: {page_ranges(self._empty)}"
             )
         if self._ocr_failed:
             errors = list(dict.fromkeys(self._ocr_failed.values()))
-            found.append(f"pages could not be rendered for OCR: {_ranges(sorted(self._ocr_failed))} ({errors[0]})")
+            found.append(f"pages could not be rendered for OCR: {page_ranges(sorted(self._ocr_failed))} ({errors[0]})")
         if self._failed:
             found.append(f"text extraction failed on {self._failures()}")
         return found
@@ -248,16 +249,3 @@ def _damage_reason(data: bytes, exc: Exception) -> str:
     if b"%%EOF" not in tail:
         reason += "; the file is cut off (no %%EOF at its end): was a download or copy interrupted?"
     return reason
-
-
-def _ranges(numbers: list[int]) -> str:
-    """[1,2,3,7] -> 'pp. 1-3, 7'."""
-    parts: list[str] = []
-    start = prev = numbers[0]
-    for n in numbers[1:] + [0]:
-        if n == prev + 1:
-            prev = n
-            continue
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-        start = prev = n
-    return ("p. " if len(numbers) == 1 else "pp. ") + ", ".join(parts)
