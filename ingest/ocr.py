@@ -24,8 +24,11 @@ log = logging.getLogger(__name__)
 # page, more than the recogniser needs; bigger pages are scaled down (memory stays bounded).
 MAX_SIDE = 4000
 MAX_PIXELS = 16_000_000
-# Decoding refuses images past this (Pillow's guard against decompression bombs): 400 MP.
-MAX_DECODE_PIXELS = 400_000_000
+# The image reader refuses images (and frames) past this, on the size their header declares,
+# before decoding them: a decompression bomb costs a refusal, not the memory. Just under
+# Pillow's own default refusal (2 x 89,478,485 pixels), which DocDesk leaves as it is, so the
+# reason given is DocDesk's.
+MAX_DECODE_PIXELS = 178_000_000
 # The reader process already runs below the embedder; OCR, the slowest reading, goes lower
 # still (once per process, when its models load), so a long scan never makes the window wait.
 OCR_EXTRA_NICENESS = 5

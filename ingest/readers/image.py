@@ -2,7 +2,9 @@
 
 Each frame of the file is one page, recognised as the stream reaches it, so progress and
 cancel work page by page. Decoding is bounded: a JPEG is decoded at a reduced size when it is
-larger than OCR needs, and an image past Pillow's pixel limit is refused with its size.
+larger than OCR needs, and an image (or a frame) past MAX_DECODE_PIXELS is refused with its size,
+checked here on the size its header declares before anything is decoded. Pillow's global
+Image.MAX_IMAGE_PIXELS is left as it is (reading may run in threads); past it, Pillow refuses too.
 """
 
 from __future__ import annotations
@@ -19,17 +21,29 @@ from .ocr_pages import OcrTally, page_ocr
 _NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
 
 
+def _too_large(size: tuple[int, int], what: str = "the image") -> str:
+    """Why an image of `size` (from its header) is not decoded, or "" when it may be."""
+    width, height = size
+    if width * height <= MAX_DECODE_PIXELS:
+        return ""
+    return (
+        f"{what} is {width:,} x {height:,} pixels ({width * height / 1e6:,.0f} MP), more than the "
+        f"{MAX_DECODE_PIXELS / 1e6:,.0f} MP DocDesk decodes (a decompression bomb?)"
+    )
+
+
 def _open(data: bytes):
     from PIL import Image
 
-    Image.MAX_IMAGE_PIXELS = MAX_DECODE_PIXELS // 2  # Pillow refuses at twice this
     try:
-        image = Image.open(io.BytesIO(data))
-        image.size  # noqa: B018 - reading the header is what may fail
-    except Image.DecompressionBombError as exc:
+        image = Image.open(io.BytesIO(data))  # the header only: nothing is decoded yet
+        reason = _too_large(image.size)
+    except Image.DecompressionBombError as exc:  # past Pillow's own global limit
         raise OversizedDocument(f"image too large to read ({exc})") from exc
     except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, SyntaxError ...
         raise DamagedDocument(f"damaged or unsupported image: {type(exc).__name__}: {exc}") from exc
+    if reason:
+        raise OversizedDocument(f"image too large to read: {reason}")
     return image
 
 
@@ -42,10 +56,11 @@ class ImageStream:
         self.title = ""
         self.kind = _NAMES.get(self._image.format or "", self._image.format or "image")
         self.tally = OcrTally()
+        self._skipped: list[str] = []  # frames past MAX_DECODE_PIXELS: why each was not read
 
     @property
     def warnings(self) -> list[str]:
-        return self.tally.warnings()
+        return self.tally.warnings() + self._skipped
 
     def _frames(self) -> Iterator:
         from PIL import ImageSequence
@@ -61,6 +76,11 @@ class ImageStream:
         number = 0
         try:
             for number, frame in enumerate(self._frames(), start=1):
+                reason = _too_large(frame.size, f"frame {number}")  # the first was checked on opening
+                if reason:  # one giant frame of a TIFF costs that page, not the file
+                    self._skipped.append(f"not read: {reason}")
+                    yield Page(number, "")
+                    continue
                 frame.load()
                 result = ocr_image(ImageOps.exif_transpose(frame))  # a phone photo says which way is up
                 self.tally.add(number, result)
