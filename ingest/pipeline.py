@@ -83,6 +83,7 @@ class Ingestor:
         cancel: threading.Event | None = None,
         read_in_subprocess: bool = True,
         vectors: VectorIndex | None = None,
+        ocr: bool = True,  # scans and images are read by OCR (slow on a laptop): the app's setting
     ) -> None:
         self.library = library
         self.embedder = embedder
@@ -92,6 +93,7 @@ class Ingestor:
         self.on_progress = on_progress or (lambda progress: None)
         self.cancel = cancel or threading.Event()
         self.read_in_subprocess = read_in_subprocess
+        self.ocr = ocr
         self.timings: dict[str, float] = {}
 
     def _time(self, stage: str, started: float) -> None:
@@ -263,7 +265,7 @@ class Ingestor:
         return jobs, twins
 
     def _run(self, jobs: list[_Job], password: str | None, report: AddReport) -> None:
-        reader = ReaderProcess() if self.read_in_subprocess and jobs else None
+        reader = ReaderProcess(self.ocr) if self.read_in_subprocess and jobs else None
         submitted = 0
 
         def submit_ahead(current: int) -> None:
@@ -284,7 +286,7 @@ class Ingestor:
                     break
                 if reader is not None and not reader.alive:  # it crashed on this file: a fresh one reads the rest
                     reader.close()
-                    reader, submitted = ReaderProcess(), number + 1
+                    reader, submitted = ReaderProcess(self.ocr), number + 1
                 self._store(job, finished, builder, report, number + 1, len(jobs))
         finally:
             if reader is not None:
@@ -307,7 +309,7 @@ class Ingestor:
 
         if reader is None:  # inline: the builder's chunk and embed time is not reading time
             before = self.timings.get("chunk", 0.0) + self.timings.get("embed", 0.0)
-            read_stream(number, path, password, handle)
+            read_stream(number, path, password, handle, self.ocr)
             spent = self.timings.get("chunk", 0.0) + self.timings.get("embed", 0.0) - before
             finished.seconds = max(0.0, finished.seconds - spent)
         while finished is None:

@@ -63,8 +63,9 @@ class _Collect(logging.Handler):
 STABLE_READ_TRIES = 3  # a file still changing after this many reads is left for the next add
 
 
-def read_stream(job: int, path: str, password: str | None, emit) -> None:
-    """Read one document, calling emit(Pages) as pages come and emit(Finished) at the end.
+def read_stream(job: int, path: str, password: str | None, emit, ocr: bool = True) -> None:
+    """Read one document, calling emit(Pages) as pages come and emit(Finished) at the end;
+    `ocr`: scans and images are read by OCR (the caller's setting).
 
     The file's bytes are read once, hashed, and parsed from memory: Finished.digest is the hash
     of exactly the bytes the text came from, so a file rewritten during `add` never has another
@@ -77,7 +78,7 @@ def read_stream(job: int, path: str, password: str | None, emit) -> None:
     if data is None:
         emit(Finished(job, error="the file kept changing while it was read: add it again once it is written"))
         return
-    finished = _read_once(job, path, password, data, emit)
+    finished = _read_once(job, path, password, data, emit, ocr)
     finished.digest = hashlib.sha256(data).hexdigest()
     finished.size, finished.mtime = len(data), mtime
     emit(finished)
@@ -95,7 +96,7 @@ def _stable_bytes(path: str) -> tuple[bytes | None, float]:
     return None, 0.0
 
 
-def _read_once(job: int, path: str, password: str | None, data: bytes, emit) -> Finished:
+def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr: bool) -> Finished:
     from .readers import finish_result, open_document
 
     collect = _Collect()
@@ -104,6 +105,8 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit) -> 
     started = time.perf_counter()
     try:
         stream = open_document(Path(path), password, data)
+        if hasattr(stream, "ocr"):  # PDFs and images: OCR runs in pages(), which has not started yet
+            stream.ocr = ocr
         pages: list[Page] = []
         batch: list[Page] = []
         for page in stream.pages():
@@ -138,7 +141,7 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit) -> 
         root.removeHandler(collect)
 
 
-def _reader_main(jobs, results, parent_pid: int) -> None:
+def _reader_main(jobs, results, parent_pid: int, ocr: bool) -> None:
     try:
         os.nice(READER_NICENESS)
     except OSError:
@@ -154,18 +157,19 @@ def _reader_main(jobs, results, parent_pid: int) -> None:
 
     threading.Thread(target=watch_parent, daemon=True).start()
     while (job := jobs.get()) is not None:
-        read_stream(*job, results.put)
+        read_stream(*job, results.put, ocr=ocr)
 
 
 class ReaderProcess:
-    """Owns the child; `submit` jobs, then `next_message` until each job's Finished."""
+    """Owns the child; `submit` jobs, then `next_message` until each job's Finished. `ocr`: as
+    in read_stream, for every job."""
 
-    def __init__(self) -> None:
+    def __init__(self, ocr: bool = True) -> None:
         context = multiprocessing.get_context("spawn")  # never fork a process that holds torch threads
         self._jobs = context.Queue()
         self._results = context.Queue()
         self._process = context.Process(
-            target=_reader_main, args=(self._jobs, self._results, os.getpid()), daemon=True, name="docdesk-reader"
+            target=_reader_main, args=(self._jobs, self._results, os.getpid(), ocr), daemon=True, name="docdesk-reader"
         )
         self._process.start()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
 from ..ocr import MAX_DECODE_PIXELS, MAX_SIDE, ocr_image
 from ..records import Page
-from .ocr_pages import OcrTally, page_ocr
+from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
 
 _NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
 
@@ -48,10 +48,13 @@ def _open(data: bytes):
 
 
 class ImageStream:
+    """`ocr`: the caller's choice, as for PDFs; without OCR an image gives no text, and says why."""
+
     format = "image"
     synthetic_pages = False
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, ocr: bool = True) -> None:
+        self.ocr = ocr
         self._image = _open(data)
         self.title = ""
         self.kind = _NAMES.get(self._image.format or "", self._image.format or "image")
@@ -73,6 +76,8 @@ class ImageStream:
     def pages(self) -> Iterator[Page]:
         from PIL import ImageOps
 
+        if not self.ocr:
+            return  # nothing is decoded: no_text_error says OCR is off
         number = 0
         try:
             for number, frame in enumerate(self._frames(), start=1):
@@ -91,6 +96,8 @@ class ImageStream:
             self.tally.damaged = f"frame {number} and after are damaged ({type(exc).__name__}: {exc})"
 
     def no_text_error(self) -> EmptyDocument:
+        if not self.ocr:
+            return EmptyDocument(f"an image ({self.kind}) has text only through OCR, and OCR is off: {OCR_OFF_HINT}")
         pages = self.tally.pages
         where = "the image" if pages <= 1 else f"any of its {pages} pages"
         return EmptyDocument(f"no text found by OCR on {where} ({self.kind}): is it a photo without printed text?")

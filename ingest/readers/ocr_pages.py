@@ -8,6 +8,10 @@ from ..ocr import OcrPage
 from ..records import PageOcr
 from .page_ranges import page_ranges
 
+# How a user turns OCR back on when the caller had it off: the app's setting (app/settings.py)
+# and its environment override.
+OCR_OFF_HINT = "turn OCR on to read scans ([ingest] ocr = true in config.toml, and DOCDESK_OCR not 0)"
+
 
 def page_ocr(result: OcrPage) -> PageOcr:
     return PageOcr(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
-from .ocr_pages import OcrTally, page_ocr
+from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
 from .page_ranges import page_ranges
 
 log = logging.getLogger(__name__)
@@ -66,11 +65,6 @@ def ocr_render_dpi(page, text_layer_whole: bool) -> float | None:
     return max(MIN_RENDER_DPI, min(RENDER_DPI, finest))
 
 
-def ocr_enabled() -> bool:
-    """OCR of pages without a usable text layer; DOCDESK_OCR=0 turns it off (it is slow on a laptop)."""
-    return os.environ.get("DOCDESK_OCR", "1").strip().lower() not in ("0", "off", "no", "false")
-
-
 def _garbage(text: str) -> bool:
     visible = [c for c in text if not c.isspace()]
     if not visible:
@@ -116,12 +110,15 @@ def _unlock(reader, password: str | None) -> None:
 
 class PdfStream:
     """An opened PDF whose pages are extracted one at a time, so ingest can start on
-    the first pages of a long book while the rest is still being read."""
+    the first pages of a long book while the rest is still being read.
+
+    `ocr`: pages without a usable text layer are rendered and read by OCR. The caller decides
+    (the app's setting; OCR is slow on a laptop), and may still change it before pages()."""
 
     format = "pdf"
     synthetic_pages = False
 
-    def __init__(self, path: Path, password: str | None = None, data: bytes | None = None) -> None:
+    def __init__(self, path: Path, password: str | None = None, data: bytes | None = None, ocr: bool = True) -> None:
         _quiet_pypdf()
         from pypdf import PdfReader
 
@@ -140,7 +137,7 @@ class PdfStream:
         self.title = _title(self._reader)
         self._data = data
         self._rendered = None  # the pypdfium2 document, opened for the first page that needs OCR
-        self._ocr = ocr_enabled()
+        self.ocr = ocr
         self.tally = OcrTally()
         self._empty: list[int] = []  # pages with (almost) no text, from the text layer or OCR
         self._failed: dict[int, str] = {}  # pages whose extraction raised: the error
@@ -154,7 +151,7 @@ class PdfStream:
                 self._failed[number] = f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS]
                 text = ""
             else:
-                if self._ocr and (len(text.strip()) < MIN_PAGE_CHARS or _garbage(text)):
+                if self.ocr and (len(text.strip()) < MIN_PAGE_CHARS or _garbage(text)):
                     page = self._ocr_page(number, text_layer_whole=not _garbage(text))
                     if page is not None:
                         yield page
@@ -202,7 +199,7 @@ class PdfStream:
         """Complete once pages() is exhausted."""
         found = [w for w in self.tally.warnings() if not w.startswith("OCR found no text")]
         if self._empty:
-            how = "nor text found by OCR" if self._ocr else "(scanned? OCR is off: DOCDESK_OCR=0)"
+            how = "nor text found by OCR" if self.ocr else "(scanned? OCR is off)"
             found.append(
                 f"no text layer {how} on {len(self._empty)} of {self.page_count} pages: {page_ranges(self._empty)}"
             )
@@ -223,22 +220,22 @@ class PdfStream:
                 f"text extraction failed on every page, {self._failures()}: the PDF is damaged "
                 "or uses something pypdf cannot read (OCR would not be needed for a PDF with a text layer)"
             )
-        none = "no text layer, and OCR found no text on them" if self._ocr else "no text layer (scanned?)"
-        hint = "" if self._ocr else ": turn OCR on (unset DOCDESK_OCR) to read scans"
+        none = "no text layer, and OCR found no text on them" if self.ocr else "no text layer (scanned?)"
+        hint = "" if self.ocr else f": {OCR_OFF_HINT}"
         if self._failed:
             return EmptyDocument(
                 f"no text: extraction failed on {self._failures()}, and the other "
                 f"{self.page_count - len(self._failed)} pages have {none}{hint}"
             )
-        if self._ocr:
+        if self.ocr:
             return EmptyDocument(
                 f"no text on any of its {self.page_count} pages: no text layer, and OCR found no printed text"
             )
         return EmptyDocument(f"no text layer (scanned?) on any of its {self.page_count} pages{hint}")
 
 
-def read_pdf(path: Path, password: str | None = None) -> ReadResult:
-    stream = PdfStream(path, password)
+def read_pdf(path: Path, password: str | None = None, ocr: bool = True) -> ReadResult:
+    stream = PdfStream(path, password, ocr=ocr)
     pages = list(stream.pages())
     return ReadResult("pdf", pages, title=stream.title, warnings=stream.warnings)
 

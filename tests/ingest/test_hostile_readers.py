@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from ingest.errors import DamagedDocument, EmptyDocument, IngestError, UnsupportedFormat
-from ingest.readers import read_document
+from ingest.reader_process import read_stream
+from ingest.readers import finish_result, read_document
+from ingest.readers.pdf import PdfStream
 from tests.pdf_bytes import pdf_from_objects
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -397,10 +399,16 @@ def test_pdf_with_one_failing_page_keeps_the_others_and_warns(tmp_path):
     assert "no text layer nor text found by OCR on 1 of 4 pages: p. 4" in result.warnings
 
 
-def test_pdf_without_a_text_layer_says_ocr_found_nothing_or_that_it_is_off(tmp_path, monkeypatch):
+def test_pdf_without_a_text_layer_says_ocr_found_nothing_or_that_it_is_off(tmp_path):
     path = write_pdf(tmp_path / "scan.pdf", [IMAGE_ONLY] * 2)
     with pytest.raises(EmptyDocument, match="no text on any of its 2 pages: no text layer, and OCR found no printed text"):
         read_document(path)
-    monkeypatch.setenv("DOCDESK_OCR", "0")
+    off = PdfStream(path, ocr=False)  # the caller's choice (the app's setting), not the environment
+    pages = list(off.pages())
+    assert [p.ocr for p in pages] == [None, None] and not off.tally.pages
+    assert any(w.startswith("no text layer (scanned? OCR is off) on 2 of 2 pages") for w in off.warnings)
     with pytest.raises(EmptyDocument, match=r"no text layer \(scanned\?\) on any of its 2 pages: turn OCR on"):
-        read_document(path)
+        finish_result(off, pages, path)
+    messages = []
+    read_stream(0, str(path), None, messages.append, ocr=False)  # as the Ingestor hands it on
+    assert "pages: turn OCR on to read scans ([ingest] ocr = true" in messages[-1].error

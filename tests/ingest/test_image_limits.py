@@ -101,3 +101,10 @@ def test_limits_hold_per_image_across_threads(monkeypatch):
         **{f"large{n}": "refused" for n in range(4)},
     }
     assert Image.MAX_IMAGE_PIXELS == before
+
+
+def test_without_ocr_an_image_is_not_decoded_and_says_why(monkeypatch):
+    monkeypatch.setattr(image_reader, "ocr_image", lambda frame: pytest.fail("OCR ran although it is off"))
+    stream = ImageStream(Path("page.png"), _image((64, 48)), ocr=False)
+    assert list(stream.pages()) == []
+    assert str(stream.no_text_error()).startswith("an image (PNG) has text only through OCR, and OCR is off: turn OCR on")

@@ -126,11 +126,21 @@ def test_an_image_only_pdf_is_read_by_ocr(tmp_path, guide_page):
     assert "DocDesk User Guide" in result.pages[0].text and result.pages[0].ocr is not None
 
 
-def test_ocr_off_keeps_the_old_reason(tmp_path, guide_page, monkeypatch):
-    monkeypatch.setenv("DOCDESK_OCR", "0")
+def test_ocr_off_is_the_callers_choice_and_each_refusal_says_so(tmp_path, guide_page, embedder):
+    from ingest.pipeline import Ingestor
+    from ingest.store.library import Library
+
     scan = save(guide_page.convert("RGB"), tmp_path / "scan.pdf", resolution=200)
-    with pytest.raises(EmptyDocument, match="OCR"):
-        read_document(scan)
+    photo = save(guide_page, tmp_path / "page.png")
+    library = Library(tmp_path / "lib")
+    try:  # read in the child process, as the app reads: the choice travels with it
+        report = Ingestor(library, embedder, ocr=False).add([scan, photo])
+    finally:
+        library.close()
+    reasons = {Path(f["path"]).name: f["reason"] for f in report.failed}
+    assert report.added == [] and set(reasons) == {"scan.pdf", "page.png"}
+    assert reasons["scan.pdf"].startswith("no text layer (scanned?) on any of its 1 pages: turn OCR on")
+    assert reasons["page.png"].startswith("an image (PNG) has text only through OCR, and OCR is off: turn OCR on")
 
 
 def test_a_blank_photo_says_ocr_found_no_text(tmp_path):
