@@ -1,24 +1,22 @@
 """OCR of page images, offline: RapidOCR's bundled PP-OCR models (Chinese and English) on ONNX Runtime.
 
-One engine per process, loaded on the first page that needs it. A page image is bounded in
-pixels before anything else (an 81-megapixel scan is reduced, not decoded at full size twice),
-rotated upright when most of its lines stand on end, and its recognised lines are put in
-reading order, column by column. Each line keeps its box (fractions of the page's width and
-height) and its offsets in the page text, so a citation can be drawn on the page image.
+One engine per process, loaded on the first page that needs it (ingest.ocr_engine, the only
+module that calls RapidOCR). A page image is bounded in pixels before anything else (an
+81-megapixel scan is reduced, not decoded at full size twice), rotated upright when most of
+its lines stand on end, and its recognised lines are put in reading order, column by column.
+Each line keeps its box (fractions of the page's width and height) and its offsets in the
+page text, so a citation can be drawn on the page image.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import re
 import time
 from dataclasses import dataclass, field
 
 from .cjk import CJK_RANGES
 from .normalize import normalize_text
-
-log = logging.getLogger(__name__)
+from .ocr_engine import OcrEngine
 
 # What OCR sees at most: the long side and the pixel count. 4,000 px is ~340 dpi on an A4
 # page, more than the recogniser needs; bigger pages are scaled down (memory stays bounded).
@@ -29,9 +27,6 @@ MAX_PIXELS = 16_000_000
 # Pillow's own default refusal (2 x 89,478,485 pixels), which DocDesk leaves as it is, so the
 # reason given is DocDesk's.
 MAX_DECODE_PIXELS = 178_000_000
-# The reader process already runs below the embedder; OCR, the slowest reading, goes lower
-# still (once per process, when its models load), so a long scan never makes the window wait.
-OCR_EXTRA_NICENESS = 5
 MIN_LINE_SCORE = 0.5  # RapidOCR's own threshold: lines it is less sure of are dropped
 _CJK_EDGE = re.compile(f"[{CJK_RANGES}]")
 
@@ -56,32 +51,6 @@ class OcrPage:
     pixels: tuple[int, int] = (0, 0)  # the size OCR saw
 
 
-class OcrEngine:
-    """The process's RapidOCR: created on first use, quiet, CPU only."""
-
-    _instance = None
-
-    @classmethod
-    def get(cls):
-        if cls._instance is None:
-            cls._instance = cls._load()
-        return cls._instance
-
-    @staticmethod
-    def _load():
-        started = time.perf_counter()
-        try:
-            os.nice(OCR_EXTRA_NICENESS)
-        except OSError:
-            pass
-        from rapidocr import RapidOCR
-
-        engine = RapidOCR(params={"Global.log_level": "error"})
-        logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-        log.info("OCR models loaded in %.1f s", time.perf_counter() - started)
-        return engine
-
-
 def bounded(image):
     """`image` as RGB within MAX_SIDE and MAX_PIXELS, scaled down if it is larger."""
     from PIL import Image
@@ -96,26 +65,11 @@ def bounded(image):
 
 
 def _detect(image) -> tuple[list[tuple[list[list[float]], str, float]], float]:
-    """The recognised lines (box, text, score) and the share of lines the angle classifier
-    found upside down (and turned before reading them): RapidOCR's own call, step by step,
-    because its result drops the classifier's verdicts."""
-    import numpy as np
-
-    engine = OcrEngine.get()
-    original = engine.load_img(np.asarray(image.convert("RGB")))
-    prepared, record = engine.preprocess_img(original)
-    det, cls, rec, crops = engine.run_ocr_steps(prepared, record)
-    labels = [label for label, _score in (cls.cls_res or [])]
-    flipped = labels.count("180") / len(labels) if labels else 0.0
-    result = engine.build_final_output(original, det, cls, rec, crops, record)
-    if getattr(result, "boxes", None) is None or getattr(result, "txts", None) is None:
-        return [], flipped
-    found = [
-        (box.tolist(), text, float(score))
-        for box, text, score in zip(result.boxes, result.txts, result.scores, strict=False)
-        if text.strip() and score >= MIN_LINE_SCORE
-    ]
-    return found, flipped
+    """The recognised lines (box, text, score) RapidOCR is sure enough of, and the share of lines
+    its angle classifier found upside down (and turned before reading them)."""
+    recognised = OcrEngine.get().read(image)
+    found = [line for line in recognised.lines if line[1].strip() and line[2] >= MIN_LINE_SCORE]
+    return found, recognised.flipped
 
 
 def _turn_half(found, size: tuple[int, int]):
