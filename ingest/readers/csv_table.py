@@ -14,14 +14,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..records import ReadResult
+from .registry import ReadRequest, register_reader
 from .sheet_pages import Row, SheetWriter
-from .text import decode
+from .text import TextStream, decode
 
 _SNIFF_CHARS = 64 * 1024  # csv.Sniffer's regular expressions are slow on long samples
 _DELIMITERS = ",;\t|"
 _SAMPLE_ROWS = 50
 # Most rows of a table have the same number of cells; a few short ones (a comment, a total) may not.
 _MIN_REGULAR_SHARE = 0.6
+
+
+@register_reader("csv")
+def open_csv(request: ReadRequest) -> ReadResult | TextStream:
+    table = read_csv(request.path, request.data)
+    return table if table is not None else TextStream(request.data, "text")  # not tabular after all
 
 
 def read_csv(path: Path, data: bytes) -> ReadResult | None:

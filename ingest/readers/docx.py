@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import DamagedDocument, IngestError
 from ..records import ReadResult
+from .registry import ReadRequest, register_reader
 from .text import text_to_result
 from .zipguard import checked_copy
 
@@ -17,6 +18,11 @@ from .zipguard import checked_copy
 _PLACEHOLDER_TITLE = "Word Document"
 _TITLE_SEARCH = 50  # paragraphs looked at for a heading to use as the title
 _TITLE_CHARS = (3, 120)
+
+
+@register_reader("docx")
+def open_docx(request: ReadRequest) -> ReadResult:
+    return read_docx(request.path, request.data)
 
 
 def read_docx(path: Path, data: bytes | None = None) -> ReadResult:

@@ -21,6 +21,7 @@ from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestEr
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
 from .html import html_to_text
+from .registry import ReadRequest, register_reader
 from .text import SYNTHETIC_PAGE_CHARS, decode, paginate
 from .zip_package import ZipPackage
 from .zipguard import EPUB
@@ -46,6 +47,11 @@ class _Book:
     toc_titles: dict[str, str] = field(default_factory=dict)  # document -> its first table-of-contents entry
     page_targets: list[tuple[str, str, str]] = field(default_factory=list)  # (document, fragment, label)
     warnings: list[str] = field(default_factory=list)
+
+
+@register_reader("epub")
+def open_epub(request: ReadRequest) -> ReadResult:
+    return read_epub(request.path, request.data)
 
 
 def read_epub(path: Path, data: bytes) -> ReadResult:

@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ..records import ReadResult
+from .registry import ReadRequest, register_reader
 from .text import decode, text_to_result
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object"}
@@ -229,6 +230,11 @@ def html_to_text(markup: str) -> tuple[str, str, list[str]]:
     paragraphs = ("".join(parser.parts)).split("\n\n")
     text = "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
     return text, " ".join(parser.title.split()), list(dict.fromkeys(warnings))
+
+
+@register_reader("html")
+def open_html(request: ReadRequest) -> ReadResult:
+    return read_html(request.path, request.data)
 
 
 def read_html(path: Path, data: bytes | None = None) -> ReadResult:

@@ -17,6 +17,7 @@ from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
 from ..ocr import MAX_DECODE_PIXELS, MAX_SIDE, ocr_image
 from ..records import Page
 from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
+from .registry import ReadRequest, register_reader
 
 _NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
 
@@ -101,3 +102,8 @@ class ImageStream:
         pages = self.tally.pages
         where = "the image" if pages <= 1 else f"any of its {pages} pages"
         return EmptyDocument(f"no text found by OCR on {where} ({self.kind}): is it a photo without printed text?")
+
+
+@register_reader("image")
+def open_image(request: ReadRequest) -> ImageStream:
+    return ImageStream(request.path, request.data, ocr=request.ocr)

@@ -17,6 +17,7 @@ from ..chunking import MAX_DOCUMENT_CHARS
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .registry import ReadRequest, register_reader
 from .sheet_pages import Row, SheetWriter
 from .text import paginate
 from .zip_package import ZipPackage
@@ -351,6 +352,11 @@ def _meta_title(package: ZipPackage) -> str:
         return " ".join((package.xml("meta.xml").findtext(f".//{_q('dc:title')}") or "").split())
     except DamagedDocument:
         return ""  # a broken meta.xml costs the title, not the text
+
+
+@register_reader("odt", "ods", "odp")
+def open_odf(request: ReadRequest) -> ReadResult:
+    return read_odf(request.path, request.data, request.format)
 
 
 def read_odf(path: Path, data: bytes, kind: str) -> ReadResult:

@@ -13,6 +13,7 @@ from ..normalize import normalize_text
 from ..records import Page, ReadResult
 from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
 from .page_ranges import page_ranges
+from .registry import ReadRequest, register_reader
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +233,11 @@ class PdfStream:
                 f"no text on any of its {self.page_count} pages: no text layer, and OCR found no printed text"
             )
         return EmptyDocument(f"no text layer (scanned?) on any of its {self.page_count} pages{hint}")
+
+
+@register_reader("pdf")
+def open_pdf(request: ReadRequest) -> PdfStream:
+    return PdfStream(request.path, request.password, request.data, ocr=request.ocr)
 
 
 def read_pdf(path: Path, password: str | None = None, ocr: bool = True) -> ReadResult:

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import DamagedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .registry import ReadRequest, register_reader
 from .sheet_pages import looks_like_header
 from .zipguard import POWERPOINT, checked_copy
 
@@ -27,6 +28,11 @@ _PLACEHOLDER_TITLES = {
     "powerpoint-präsentation",
     "présentation powerpoint",
 }
+
+
+@register_reader("pptx")
+def open_pptx(request: ReadRequest) -> ReadResult:
+    return read_pptx(request.path, request.data)
 
 
 def read_pptx(path: Path, data: bytes | None = None) -> ReadResult:

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..chunking import MAX_DOCUMENT_CHARS
-from ..errors import EmptyDocument, UnsupportedFormat
+from ..errors import EmptyDocument, IngestError, UnsupportedFormat
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .registry import ReadRequest, register_reader
 
 # Formats without pages are cut into synthetic pages of about this many characters,
 # at paragraph ends, so citations still point somewhere a person can find.
@@ -283,6 +284,15 @@ class TextStream:
         self._done = True
         if produced:
             yield from paginator.finish()
+
+    def no_text_error(self) -> IngestError:
+        return EmptyDocument("no text in the file")
+
+
+@register_reader("text", "markdown")
+def open_text(request: ReadRequest) -> TextStream:
+    # The limit is read here, not bound as a default: a test may lower it.
+    return TextStream(request.data, request.format, max_chars=MAX_DOCUMENT_CHARS)
 
 
 def read_text(path: Path, data: bytes | None = None) -> ReadResult:

@@ -15,11 +15,17 @@ from pathlib import Path
 
 from ..errors import DamagedDocument, IngestError
 from ..records import ReadResult
+from .registry import ReadRequest, register_reader
 from .sheet_pages import Row, SheetWriter
 from .zipguard import EXCEL, checked_copy
 
 # 15 significant digits is what Excel shows: 0.1 + 0.2 stored as 0.30000000000000004 reads 0.3.
 _DIGITS = 15
+
+
+@register_reader("xlsx")
+def open_xlsx(request: ReadRequest) -> ReadResult:
+    return read_xlsx(request.path, request.data)
 
 
 def read_xlsx(path: Path, data: bytes | None = None) -> ReadResult:

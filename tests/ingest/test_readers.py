@@ -81,7 +81,7 @@ def test_arabic_text_is_extracted(corpus):
         ("truncated.pdf", DamagedDocument, "cut off"),
         ("html-named.pdf", UnsupportedFormat, "named .pdf but the content is HTML"),
         ("random-bytes.docx", UnsupportedFormat, "not a Word document"),
-        ("zip-without-document.docx", UnsupportedFormat, "no word/document.xml"),
+        ("zip-without-document.docx", UnsupportedFormat, "a ZIP archive without word/document.xml"),
         ("nul-bytes.txt", UnsupportedFormat, "NUL bytes"),
     ],
 )
