@@ -1,8 +1,9 @@
 """Retrieval-augmented answers: find sources, decide whether they are relevant, ask the model, cite.
 
 `Answerer.prepare` does everything before the model is asked (rewriting a follow-up, search,
-the relevance check, the token-budgeted context); `Answerer.stream` streams the answer. When
-nothing relevant is found the answer is a plain statement and the model is never asked.
+the relevance check, the token-budgeted context); `Answerer.stream` streams the answer as
+TextDelta records and returns the Answer. When nothing relevant is found the answer is a plain
+statement and the model is never asked. What the front doors call is `DocDesk.answer` (app/answering.py).
 """
 
 from __future__ import annotations
@@ -10,22 +11,21 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 from ingest.keywords import query_tokens
 from ingest.records import CitedSource
 
 from .backends import Backend, ChatRequest, GenerationStats
-from .citations import attribute
+from .citations import attribute, cited_numbers
 from .context import Source, build_sources
 from .errors import Cancelled
-from .generate import complete
+from .generate import kept, pieces
 from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
 from .relevance import Relevance, judge
 from .retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
 
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
 _PAGE_REFERENCE = re.compile(r"\b(?:pages?|p\.|pp\.)\s*(\d{1,5})|第\s*(\d{1,5})\s*页", re.IGNORECASE)
 SOURCE_HEADER_TOKENS = 24  # the <source n=.. title=.. page=..> line and its closing tag
 
@@ -41,6 +41,13 @@ class AnswerSettings:
     history_turns: int = 2  # earlier exchanges the model sees
     candidates: int = 12  # hits considered for the context
     temperature: float = 0.1
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of an answer's text, as the model writes it."""
+
+    text: str
 
 
 @dataclass
@@ -89,17 +96,6 @@ class Answer:
         """Every source the model was given, each marked whether the answer cites it."""
         cited = set(self.cited)
         return [s.cited_as(s.n in cited) for s in self.prepared.sources]
-
-
-def cited_numbers(text: str, count: int) -> list[int]:
-    """The source numbers an answer cites, in order of first mention; numbers out of range are dropped."""
-    found: list[int] = []
-    for match in _CITATION.finditer(text):
-        for part in re.split(r"[,，]", match.group(1)):
-            n = int(part)
-            if 1 <= n <= count and n not in found:
-                found.append(n)
-    return found
 
 
 def page_reference(question: str) -> int | None:
@@ -239,18 +235,16 @@ class Answerer:
         return messages
 
     # -- the model -----------------------------------------------------------------
-    def generate(
-        self,
-        prepared: PreparedAnswer,
-        on_text: Callable[[str], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Answer:
-        """Stream the answer through `on_text`; the plain "nothing found" text when nothing is relevant."""
+    def stream(
+        self, prepared: PreparedAnswer, cancel: threading.Event | None = None
+    ) -> Generator[TextDelta, None, Answer]:
+        """The answer as it is written, then (as the generator's return value) the Answer; the
+        plain "nothing found" text when nothing is relevant. Setting `cancel` stops the model:
+        what it said before is kept."""
         stats = GenerationStats()
-        emit = on_text or (lambda _text: None)
         if prepared.messages is None:
             text = NOTHING_FOUND["zh" if prepared.language == "zh" else "en"]
-            emit(text)
+            yield TextDelta(text)
             return Answer(text, prepared, stats)
         request = ChatRequest(
             prepared.messages,
@@ -259,15 +253,31 @@ class Answerer:
             cancel=cancel or threading.Event(),
             stats=stats,
         )
-        parts: list[str] = []
-        cancelled = False
-
-        def keep(piece: str) -> None:
-            parts.append(piece)
-            emit(piece)
-
+        text, cancelled = "", False
         try:
-            text = complete(self.backend, request, keep)
+            for piece in pieces(self.backend, request):
+                text += piece
+                yield TextDelta(piece)
         except Cancelled:  # what was said before Stop is kept
-            text, cancelled = "".join(parts), True
-        return Answer(attribute(text.strip(), prepared.sources), prepared, stats, cancelled)
+            cancelled = True
+        return Answer(attribute(kept(text, request).strip(), prepared.sources), prepared, stats, cancelled)
+
+    def generate(
+        self,
+        prepared: PreparedAnswer,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """`stream` run to its end, each piece of text through `on_text`."""
+        return run_to_end(self.stream(prepared, cancel), on_text)
+
+
+def run_to_end(stream: Generator[TextDelta, None, Answer], on_text: Callable[[str], None] | None = None) -> Answer:
+    """An answer stream's Answer, each piece of its text through `on_text` first."""
+    while True:
+        try:
+            delta = next(stream)
+        except StopIteration as end:
+            return end.value
+        if on_text:
+            on_text(delta.text)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
 from ingest.store.chats import Chat, ChatMessage, ChatStore
 
-from .answer import Answer, Answerer, Turn
+from .answer import Answer, Answerer, TextDelta, Turn, run_to_end
 
 
 class ChatSession:
@@ -28,13 +28,10 @@ class ChatSession:
                 turns.append(Turn(question, message.content, message.sources))
         return turns
 
-    def ask(
-        self,
-        question: str,
-        doc_ids: list[str] | None = None,
-        on_text: Callable[[str], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Answer:
+    def stream(
+        self, question: str, doc_ids: list[str] | None = None, cancel: threading.Event | None = None
+    ) -> Generator[TextDelta, None, Answer]:
+        """Answerer.stream for the next question of the chat, the exchange kept in the store."""
         history = self.history()
         if self.chat is None:
             self.chat = self.store.create(question[:60])
@@ -43,6 +40,15 @@ class ChatSession:
         prepared = self.answerer.prepare(question, doc_ids, history, cancel)
         if prepared.standalone:
             self.store.set_question(asked, prepared.standalone)
-        answer = self.answerer.generate(prepared, on_text, cancel)
+        answer = yield from self.answerer.stream(prepared, cancel)
         self.store.add_message(self.chat.id, ChatMessage("assistant", answer.text, sources=answer.cited_sources()))
         return answer
+
+    def ask(
+        self,
+        question: str,
+        doc_ids: list[str] | None = None,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        return run_to_end(self.stream(question, doc_ids, cancel), on_text)

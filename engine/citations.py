@@ -1,4 +1,8 @@
-"""Citations the model forgot: a sentence that repeats a source almost word for word gets its number.
+"""Citations: how an answer cites its sources, which sources a reader is shown, and the
+citations the model forgot.
+
+An answer cites source n as `[n]`, several at once as `[1, 2]` (or `[1，2]`, a Chinese comma);
+CITATION is that pattern for everything that reads citations (the engine, the window's links).
 
 Small models often copy from a source without writing `[n]`. Such a sentence is matched
 against the sources by its keyword tokens; only a clear match (most of its tokens in one
@@ -8,16 +12,38 @@ source) is cited, so an added citation is always one a reader can check.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ingest.keywords import query_tokens
 
-from .context import Source
+if TYPE_CHECKING:
+    from ingest.records import CitedSource
 
+    from .context import Source
+
+# `[n]`, or several numbers in one pair of brackets; group 1 holds the numbers.
+CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
+NUMBER = re.compile(r"\d+")
 # A sentence ends at .!? before whitespace (not inside "3.11" or "config.toml"), a CJK stop, or a line end.
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|(?=\n)|$)[ \t]*\n*")
-_HAS_CITATION = re.compile(r"\[\d+(?:\s*[,，]\s*\d+)*\]")
 MIN_TOKENS = 4
 MIN_SHARE = 0.6
+
+
+def cited_numbers(text: str, count: int) -> list[int]:
+    """The source numbers an answer cites, in order of first mention; numbers out of range are dropped."""
+    found: list[int] = []
+    for match in CITATION.finditer(text):
+        for part in NUMBER.findall(match.group(1)):
+            n = int(part)
+            if 1 <= n <= count and n not in found:
+                found.append(n)
+    return found
+
+
+def shown_sources(sources: list[CitedSource]) -> list[CitedSource]:
+    """The sources a reader is shown under an answer: those it cites, or all it was given when it cites none."""
+    return [s for s in sources if s.cited] or list(sources)
 
 
 def attribute(text: str, sources: list[Source]) -> str:
@@ -30,7 +56,7 @@ def attribute(text: str, sources: list[Source]) -> str:
         if not sentence:
             continue
         tokens = set(query_tokens(sentence))
-        if len(tokens) >= MIN_TOKENS and not _HAS_CITATION.search(sentence):
+        if len(tokens) >= MIN_TOKENS and not CITATION.search(sentence):
             shares = [len(tokens & known) / len(tokens) for known in source_tokens]
             best = max(range(len(sources)), key=shares.__getitem__)
             if shares[best] >= MIN_SHARE:
