@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.backends.base import GenerationStats
 from engine.retrieve import HybridRetriever, SearchResult
@@ -20,6 +21,11 @@ from ingest.store.vectors import VectorIndex
 
 from .crash import CrashGuard
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from engine.answer import Turn
+
+    from .answering import AnswerEvent
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +121,28 @@ class DocDesk:
 
         self._one_embedding_model()
         return Answerer(self.retriever, self.backend(), self.settings.answers)
+
+    def answer(
+        self,
+        question: str,
+        doc_ids: list[str] | None = None,
+        *,
+        chat_id: str | None = None,
+        save_chat: bool = True,
+        history: list[Turn] | None = None,
+        cancel: threading.Event | None = None,
+        title: str | None = None,
+    ) -> Iterator[AnswerEvent]:
+        """Answer `question` from the library (only `doc_ids`, when given): an iterator of
+        app.answering.TextDelta records as the model writes, then one Answered record. Every
+        front door answers through here. The exchange is kept in the chat `chat_id` (a new
+        chat when None), whose history makes a follow-up stand alone; with save_chat=False it
+        is kept nowhere and `history` (engine.answer.Turn, oldest first) is the conversation.
+        Setting `cancel` stops the model at its next token; `title` names the question's chat
+        in a crash report (default: the chat's title)."""
+        from .answering import answer
+
+        return answer(self, question, doc_ids, chat_id, save_chat, history, cancel, title)
 
     @cached_property
     def chats(self):
