@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 app="$(realpath "${1:-$root/dist/DocDesk}")"
 exe="$app/DocDesk"
-corpus="$root/../shared/corpus/pdf-samples/026-latex-multicolumn/multicolumn.pdf"
+corpus="$root/tests/data/corpus/pdf-samples/026-latex-multicolumn/multicolumn.pdf"
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT
 offline=()

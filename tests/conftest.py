@@ -13,7 +13,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "data" / "corpus"  # made by tests/data/make_corpus.py and py-pdf/sample-files
 SAMPLES = ROOT / "assets" / "samples"
 
 NETGUARD = Path(__file__).resolve().parent / "netguard"
@@ -33,7 +33,7 @@ def _isolated_config(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.fail(f"the shared corpus is missing at {CORPUS}")
+        pytest.fail(f"the test corpus is missing at {CORPUS}")
     return CORPUS
 
 
@@ -48,7 +48,7 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def corpus_library(tmp_path_factory, corpus, embedder):
-    """One library holding the whole shared corpus and the sample guides, built once."""
+    """One library holding the whole test corpus and the sample guides, built once."""
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 

@@ -64,8 +64,8 @@ def main(language: str) -> int:
     samples = ROOT / "assets" / "samples"
     desk.add(
         [samples / "docdesk-guide.pdf", samples / "docdesk-guide-zh.pdf",
-         ROOT.parent / "shared" / "corpus" / "pdf-samples" / "026-latex-multicolumn" / "multicolumn.pdf",
-         ROOT.parent / "shared" / "corpus" / "broken" / "html-named.pdf"]
+         ROOT / "tests" / "data" / "corpus" / "pdf-samples" / "026-latex-multicolumn" / "multicolumn.pdf",
+         ROOT / "tests" / "data" / "corpus" / "broken" / "html-named.pdf"]
     )  # fmt: skip
     window = MainWindow(desk)
     window.resize(1400, 860)

@@ -5,7 +5,7 @@ Each size runs in a fresh process, so its peak RSS is its own; the text streams 
 
     python tests/bench/bench_chunking.py [--sizes 10 40 200] [--kind text|line|blob] [--timeout 600]
 
-kind: `text` repeats the text of the shared corpus (the 117-page German book, the other PDFs,
+kind: `text` repeats the text of the test corpus (the 117-page German book, the other PDFs,
 the Chinese, French and English text files) as pages of about 3,000 characters; `line` is the
 same text as one page with every newline turned into a space (a PDF holding one huge line);
 `blob` is one page of base64 without any whitespace, `hex` one of hexadecimal digits (not even
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "data" / "corpus"
 PAGE_CHARS = 3000
 PAGES_PER_MESSAGE = 4  # ingest/reader_process.py
 
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--kind", choices=("text", "line", "blob", "hex"), default="text")
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--code", default=str(ROOT), help="the folder whose ingest/ is measured")
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the shared corpus")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the test corpus (tests/data/corpus)")
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # source file, kind, MB: the child
     args = parser.parse_args()
     sys.path.insert(0, args.code)

@@ -1,6 +1,6 @@
 """The bundled MiniLM in PyTorch fp32 against the same model under bfloat16 autocast and with its
 weights in bfloat16 (what DocDesk runs on a CPU with bf16 hardware), on the passages of
-`shared/corpus/pdf-samples`, at DocDesk's batch size.
+`tests/data/corpus/pdf-samples`, at DocDesk's batch size.
 
     python tests/bench/bench_embedders.py
 
@@ -29,7 +29,7 @@ def corpus_passages() -> list[str]:
 
     with tempfile.TemporaryDirectory() as folder:
         library = Library(Path(folder))
-        Ingestor(library, SentenceTransformerEmbedder()).add([ROOT.parent / "shared" / "corpus" / "pdf-samples"])
+        Ingestor(library, SentenceTransformerEmbedder()).add([ROOT / "tests" / "data" / "corpus" / "pdf-samples"])
         texts = [row[0] for row in library.conn.execute("SELECT text FROM passages ORDER BY rowid")]
         library.close()
     return texts

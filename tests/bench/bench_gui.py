@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-BOOK = ROOT.parent / "shared" / "corpus" / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
+BOOK = ROOT / "tests" / "data" / "corpus" / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
 
 
 def startup(runs: int = 5) -> dict:

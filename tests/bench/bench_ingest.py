@@ -1,6 +1,6 @@
 """Ingest benchmark (run by `make bench`; numbers go in the closing note, never in a timed test).
 
-1. Ingest ../shared/corpus/pdf-samples into a fresh library: wall time and time per stage.
+1. Ingest tests/data/corpus/pdf-samples into a fresh library: wall time and time per stage.
 2. The embed stage against SentenceTransformer.encode (fp32 PyTorch) called directly on the same
    passages at its best batch size; `embed_speedup_vs_torch` is DocDesk's embedder (bfloat16 on
    a CPU that has it) against that.
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-CORPUS = ROOT.parent / "shared" / "corpus" / "pdf-samples"
+CORPUS = ROOT / "tests" / "data" / "corpus" / "pdf-samples"
 BOOK = CORPUS / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
 
 

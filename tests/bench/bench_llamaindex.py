@@ -5,7 +5,7 @@ LlamaIndex is not a DocDesk dependency).
                                                 # llama-index-readers-file, llama-index-embeddings-huggingface
 
 What a LlamaIndex user writes for "index this folder": SimpleDirectoryReader over
-`shared/corpus/pdf-samples` (its default readers: pypdf for PDFs), then
+`tests/data/corpus/pdf-samples` (its default readers: pypdf for PDFs), then
 VectorStoreIndex.from_documents with its default SentenceSplitter, embedding with the same bundled
 all-MiniLM-L6-v2 on the CPU through sentence-transformers (LlamaIndex's HuggingFaceEmbedding, in
 fp32, its default). The model is loaded before the clock starts, as in bench_ingest.py; best of 2.
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-CORPUS = ROOT.parent / "shared" / "corpus" / "pdf-samples"
+CORPUS = ROOT / "tests" / "data" / "corpus" / "pdf-samples"
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ Issue 16 named sentence-transformers' ONNX and OpenVINO backends. They come thro
 while DocDesk's lock has 5.24, so the same graphs are built here without optimum: the model's
 transformer exported once (OpenVINO's converter; torch.onnx for ONNX Runtime), mean pooling and
 normalization in numpy, the passages sorted by length and batched by 8 as sentence-transformers
-does, two threads. Each runtime is timed over the passages of `shared/corpus/pdf-samples` after
+does, two threads. Each runtime is timed over the passages of `tests/data/corpus/pdf-samples` after
 a warm-up; `cosine_min` is the worst passage's cosine to its fp32 PyTorch vector.
 
 Prints one JSON line. A runtime whose package is missing is reported as such, not skipped silently.

@@ -42,7 +42,7 @@ def build_library(folder: Path, embedder, target: int = TARGET):
 
     library = Library(folder)
     if library.passage_count() == 0:
-        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+        Ingestor(library, embedder).add([ROOT / "tests" / "data" / "corpus", ROOT / "assets" / "samples"])
     add_synthetic(library, embedder.name, target)
     return library
 

@@ -4,7 +4,7 @@
 
 Relevant: the retrieval question sets (questions_en.json, questions_zh.json), whose answers are
 in the library. Unrelated: unrelated.json, a "calibration" list the bars were chosen on and a
-"held_out" list written afterwards. Without --library it builds one from ../shared/corpus and
+"held_out" list written afterwards. Without --library it builds one from tests/data/corpus and
 assets/samples. Prints each question's coverage, dense score and margin, then the shares.
 """
 
@@ -31,7 +31,7 @@ def open_library(path: str | None):
     embedder = SentenceTransformerEmbedder()
     library = Library(Path(path) if path else Path(tempfile.mkdtemp(prefix="docdesk-eval-")))
     if not path:
-        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+        Ingestor(library, embedder).add([ROOT / "tests" / "data" / "corpus", ROOT / "assets" / "samples"])
     return library, embedder
 
 

@@ -2,7 +2,7 @@
 
     python tests/eval/eval_answers.py [--library DIR] [--model GGUF] [--url URL --served NAME] [--json]
 
-Questions (answers.json, written by hand over ../shared/corpus and assets/samples) name a
+Questions (answers.json, written by hand over tests/data/corpus and assets/samples) name a
 string that a correct answer contains and the document it is in. For each: whether the
 sources given to the model hold it, whether a source the answer cites holds it (and is the
 named document), whether the answer's text holds it. The unrelated questions of

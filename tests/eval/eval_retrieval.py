@@ -2,7 +2,7 @@
 
     python tests/eval/eval_retrieval.py [--library DIR] [--json]
 
-Without --library it builds a fresh library from ../shared/corpus and assets/samples.
+Without --library it builds a fresh library from tests/data/corpus and assets/samples.
 The question sets (questions_en.json, questions_zh.json) were written by hand over those
 documents; each names a string that a correct retrieval must contain.
 """
@@ -86,7 +86,7 @@ def main() -> int:
     folder = Path(args.library) if args.library else Path(tempfile.mkdtemp(prefix="docdesk-eval-"))
     library = Library(folder)
     if not args.library:
-        Ingestor(library, embedder).add([ROOT.parent / "shared" / "corpus", ROOT / "assets" / "samples"])
+        Ingestor(library, embedder).add([ROOT / "tests" / "data" / "corpus", ROOT / "assets" / "samples"])
     report = evaluate(HybridRetriever(library, embedder), load_questions())
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
