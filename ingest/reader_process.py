@@ -104,9 +104,7 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
     root.addHandler(collect)
     started = time.perf_counter()
     try:
-        stream = open_document(Path(path), password, data)
-        if hasattr(stream, "ocr"):  # PDFs and images: OCR runs in pages(), which has not started yet
-            stream.ocr = ocr
+        stream = open_document(Path(path), password, data, ocr=ocr)
         pages: list[Page] = []
         batch: list[Page] = []
         for page in stream.pages():
