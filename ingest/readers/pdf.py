@@ -114,7 +114,7 @@ class PdfStream:
     the first pages of a long book while the rest is still being read.
 
     `ocr`: pages without a usable text layer are rendered and read by OCR. The caller decides
-    (the app's setting; OCR is slow on a laptop), and may still change it before pages()."""
+    (the app's setting, through Ingestor and open_document): OCR is slow on a laptop."""
 
     format = "pdf"
     synthetic_pages = False
