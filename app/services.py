@@ -74,7 +74,9 @@ class DocDesk:
     def ingestor(
         self, on_progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None
     ) -> Ingestor:
-        return Ingestor(self.library, self.embedder, on_progress, cancel, vectors=self.vectors)
+        return Ingestor(
+            self.library, self.embedder, on_progress, cancel, vectors=self.vectors, ocr=self.settings.ocr
+        )
 
     def add(self, paths: Iterable[Path], password: str | None = None, on_progress=None, cancel=None) -> AddReport:
         return self.ingestor(on_progress, cancel).add(paths, password)

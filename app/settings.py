@@ -52,6 +52,7 @@ class Settings:
     answers: AnswerSettings = field(default_factory=AnswerSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
     ui_language: str = ""  # "" follows the system locale; "en" or "zh_CN"
+    ocr: bool = True  # [ingest] ocr: read scans and photos with OCR (slow on a laptop); DOCDESK_OCR=0 overrides
 
 
 class SettingsError(Exception):
@@ -75,6 +76,7 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     settings.embedding_batch_size = int(embedding.get("batch_size", settings.embedding_batch_size))
     settings.embedding_multilingual = bool(embedding.get("multilingual", False))
     settings.ui_language = str(raw.get("ui", {}).get("language", ""))
+    settings.ocr = _ocr_setting(path, raw.get("ingest", {}))
     settings.llm = _section(path, raw, "llm", LlmSettings)
     settings.answers = _section(path, raw, "answers", AnswerSettings)
     settings.serve = _section(path, raw, "serve", ServeSettings)
@@ -83,6 +85,16 @@ def load_settings(path: Path | None = None, library: str | None = None, embeddin
     if embedding_model:
         settings.embedding_model = embedding_model
     return settings
+
+
+def _ocr_setting(path: Path, section: dict) -> bool:
+    """[ingest] ocr, unless the environment says DOCDESK_OCR=0 (for one command, without editing the file)."""
+    if os.environ.get("DOCDESK_OCR", "").strip().lower() in ("0", "off", "no", "false"):
+        return False
+    value = section.get("ocr", True)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{path}: [ingest] ocr must be true or false, not {value!r}")
+    return value
 
 
 def _section(path: Path, raw: dict, name: str, record):
@@ -119,6 +131,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
         values = {k: v for k, v in dataclasses.asdict(record).items() if v is not None and v != getattr(defaults, k)}
         raw[name] = values
     raw["ui"] = {**raw.get("ui", {}), "language": settings.ui_language}
+    raw["ingest"] = {**raw.get("ingest", {}), "ocr": settings.ocr}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(tomli_w.dumps(raw), encoding="utf-8")

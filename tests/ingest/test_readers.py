@@ -1,4 +1,4 @@
-"""Every file of the shared corpus, read for real."""
+"""Every file of the test corpus (tests/data/corpus), read for real."""
 
 from __future__ import annotations
 
