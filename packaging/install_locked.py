@@ -13,7 +13,8 @@ standard library, because it runs before anything else is installed. Steps:
    with the CMake flags the Makefile chose for this machine's GPU, then kept in a cache folder.
    pip's own wheel cache cannot do this: it keys built wheels by sdist, not by CMAKE_ARGS, and
    would hand a CPU build to a GPU machine.
-4. DocDesk itself, editable, then `pip check`.
+4. DocDesk itself, editable, then `pip check`. With `--wheel docdesk-*.whl`, that built wheel
+   instead (packaging/test_wheel.sh: the wheel in a clean venv, as users install it).
 """
 
 from __future__ import annotations
@@ -169,13 +170,24 @@ def main(argv: list[str] | None = None) -> int:
         "--flavour", default="cpu", help="names the llama-cpp-python build in the cache (cpu, cuda-sm70)"
     )
     parser.add_argument("--extras", default="dev", help="DocDesk extras to install editable (default: dev)")
-    parser.add_argument("--torch-index", default=os.environ.get("DOCDESK_TORCH_INDEX", TORCH_CPU_INDEX))
+    parser.add_argument(
+        "--torch-index",
+        default=os.environ.get("DOCDESK_TORCH_INDEX", TORCH_CPU_INDEX),
+        help="where torch's +cpu build is; '' for none (pip's own find-links or indexes have it)",
+    )
     parser.add_argument("--build-only", action="store_true", help="only build (or find) the llama-cpp-python wheel")
     parser.add_argument("--llama-server", action="store_true", help="only build (or find) llama.cpp's llama-server")
     parser.add_argument("--sdist", type=Path, help="a local llama-cpp-python sdist, for a machine without network")
     parser.add_argument("--build-dir", type=Path, help="keep llama-cpp-python's CMake build tree here")
     parser.add_argument("--python", help="the Python version the lock was made for (X.Y); another one is refused")
+    parser.add_argument(
+        "--wheel", type=Path, help="install this built DocDesk wheel (docdesk-*.whl) instead of the checkout, editable"
+    )
     args = parser.parse_args(argv)
+    if args.wheel and not re.fullmatch(r"docdesk-.+\.whl", args.wheel.name):
+        sys.exit(f"--wheel {args.wheel}: not a DocDesk wheel (docdesk-*.whl)")
+    if args.wheel and not args.wheel.is_file():
+        sys.exit(f"--wheel {args.wheel}: no such file")
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     if args.python and running != args.python:
         sys.exit(
@@ -199,14 +211,18 @@ def main(argv: list[str] | None = None) -> int:
             pip("install", "--quiet", "--require-hashes", "--no-deps",
                 "-r", str(requirements_file([pins["pip"]], scratch, "pip.txt")))  # fmt: skip
         if installed_version("torch") != version_of(pins["torch"]):
-            pip("install", "--quiet", "--require-hashes", "--no-deps", "--extra-index-url", args.torch_index,
+            torch_index = ["--extra-index-url", args.torch_index] if args.torch_index else []
+            pip("install", "--quiet", "--require-hashes", "--no-deps", *torch_index,
                 "-r", str(requirements_file([pins["torch"]], scratch, "torch.txt")))  # fmt: skip
         rest = [line for name, line in pins.items() if name not in (LLAMA, "torch", "pip")]
         pip("install", "--quiet", "--require-hashes", "--no-deps",
             "-r", str(requirements_file(rest, scratch, "rest.txt")))  # fmt: skip
         wheel = llama_wheel(pins[LLAMA], args.flavour, cmake_args, scratch, args.sdist, args.build_dir)
         pip("install", "--quiet", "--no-deps", "--force-reinstall", str(wheel))
-    pip("install", "--quiet", "--no-deps", "--no-build-isolation", "-e", f"{ROOT}[{args.extras}]")
+    if args.wheel:  # its dependencies are the lock's, installed above; `pip check` holds them to its bounds
+        pip("install", "--quiet", "--no-deps", "--force-reinstall", str(args.wheel))
+    else:
+        pip("install", "--quiet", "--no-deps", "--no-build-isolation", "-e", f"{ROOT}[{args.extras}]")
     pip("check")
     print(f"installed from {LOCK.name}; {LLAMA} {version_of(pins[LLAMA])} ({args.flavour})", flush=True)
     return 0

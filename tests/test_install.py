@@ -79,3 +79,22 @@ def test_the_lock_is_for_the_python_that_runs(tmp_path):
         text=True,
     )
     assert done.returncode != 0 and "made for Python 3.99" in done.stderr
+
+
+def test_install_locked_takes_only_a_docdesk_wheel(tmp_path):
+    """`--wheel` (packaging/test_wheel.sh) refuses anything else before installing a thing."""
+    refused = {
+        "numpy-2.0-py3-none-any.whl": "not a DocDesk wheel",
+        "docdesk-0.1.0.tar.gz": "not a DocDesk wheel",
+        "docdesk-0.1.0-py3-none-any.whl": "no such file",
+    }
+    for name, why in refused.items():
+        path = tmp_path / name
+        if why != "no such file":
+            path.write_bytes(b"")
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "packaging" / "install_locked.py"), "--wheel", str(path)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode != 0 and why in done.stderr, (name, done.stderr)
