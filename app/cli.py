@@ -153,50 +153,42 @@ def _report(*parts: str) -> None:
 def _cmd_ask(desk, args) -> int:
     import threading
 
+    from .answering import final_answer
+
     apply_model_flags(desk, args)
     question = " ".join(args.question)
     doc_ids = [desk.resolve(ref).id for ref in args.doc or []]
-    session = desk.chat_session(None if args.new_chat else args.chat)
     cancel = threading.Event()
     try:
-        title = session.chat.title if session.chat else question[:60]
-        with desk.doing("answering", question=question, chat_title=title):
-            answer = session.ask(question, doc_ids or None, None if args.json else _write, cancel)
+        events = desk.answer(question, doc_ids, chat_id=None if args.new_chat else args.chat, cancel=cancel)
+        answer = final_answer(events, None if args.json else _write)
     except KeyboardInterrupt:
         cancel.set()
         raise
-    prepared = answer.prepared
-    sources = answer.cited_sources()
-    stats = answer.stats
+    stats, timings = answer.stats, answer.timings
     if args.json:
         payload = {
             "answer": answer.text,
-            "sources": [s.to_json() for s in sources],
-            "chat_id": session.chat.id,
+            "sources": [s.to_json() for s in answer.given],
+            "chat_id": answer.chat_id,
             "question": question,
-            "standalone_question": prepared.standalone,
-            "relevant": prepared.relevant,
-            "relevance": prepared.relevance.as_dict(),
-            "timings": answer.timings,
+            "standalone_question": answer.standalone,
+            "relevant": answer.relevant,
+            "relevance": answer.relevance,
+            "timings": timings,
             "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
         }
         _emit(args, payload, "")
         return 0
     _write("\n")
-    shown = [s for s in sources if s.cited] or sources
-    if shown:
-        _write("\nSources:\n")
-        for source in shown:
-            _write(f"  {source.label}  ({source.path})\n")
-    timings = answer.timings
+    if answer.sources:
+        _write("\nSources:\n" + "".join(f"  {s.label}  ({s.path})\n" for s in answer.sources))
     _report(
-        f"chat {session.chat.id}",
+        f"chat {answer.chat_id}",
         f"retrieval {timings['retrieve_ms']:.0f} ms",
         f"first token {timings['ttft_ms']:.0f} ms",
         f"{stats.completion_tokens} tokens",
-        f"chat not saved: {session.store.unsaved}"
-        if session.store.unsaved
-        else f"continue with --chat {session.chat.id}",
+        f"chat not saved: {answer.unsaved}" if answer.unsaved else f"continue with --chat {answer.chat_id}",
     )
     return 0
 

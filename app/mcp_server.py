@@ -32,6 +32,7 @@ from typing_extensions import TypedDict  # pydantic needs it for TypedDicts nest
 from ingest.records import page_label
 
 from . import __version__
+from .answering import final_answer
 from .cli_errors import explain
 
 T = TypeVar("T")
@@ -239,17 +240,14 @@ class DocDeskTools:
         alone (no memory of earlier calls). Slower than search_documents: a local model writes it."""
 
         def answer(cancel: threading.Event) -> CitedAnswer:
-            ids = self._doc_ids(doc_ids)
             # Not saved as a chat, unlike `docdesk ask`: an agent asks many one-off questions that
             # would bury the user's own chats in the window, the editor keeps the transcript itself,
             # and so no tool writes the user's library (they are read-only, and a read-only library
-            # serves the same). The same two steps as ChatSession.ask, with no history and no store.
-            answerer = self.desk.answerer()
-            with self.desk.doing("answering", question=question, chat_title=question[:60]):
-                prepared = answerer.prepare(question, ids, None, cancel)
-                reply = answerer.generate(prepared, None, cancel)
-            sources = [_only(Source, s.to_json()) for s in reply.cited_sources()]
-            return CitedAnswer(answer=reply.text, sources=sources, relevant=prepared.relevant)
+            # serves the same).
+            events = self.desk.answer(question, self._doc_ids(doc_ids), save_chat=False, cancel=cancel)
+            reply = final_answer(events)
+            sources = [_only(Source, s.to_json()) for s in reply.given]
+            return CitedAnswer(answer=reply.text, sources=sources, relevant=reply.relevant)
 
         return await self._off_loop(self._engine, answer)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout, QWidget
 
+from ..answering import Answered, final_answer
 from ..services import DocDesk
 from .chat_pane import ChatPane
 from .document_opener import DocumentOpener
@@ -14,7 +15,7 @@ from .tasks import TextBuffer, Workers
 
 
 class ChatController(QObject):
-    answer_finished = Signal(object)  # the Answer, or None when it failed
+    answer_finished = Signal(object)  # the app.answering.Answered record, or None when it failed
     busy_changed = Signal(bool)  # an answer is being written
     failed = Signal(str)  # why an answer could not be written
 
@@ -88,12 +89,8 @@ class ChatController(QObject):
         buffer = self._buffer = TextBuffer(pane.append_text)
         chat_id = pane.chat_id or None
 
-        def work(ctx):
-            session = self.desk.chat_session(chat_id)
-            title = session.chat.title if session.chat else question[:60]
-            with self.desk.doing("answering", question=question, chat_title=title):
-                answer = session.ask(question, doc_ids or None, buffer.append, ctx.cancel)
-            return session.chat.id, answer
+        def work(ctx):  # Stop sets ctx.cancel: the model stops at its next token
+            return final_answer(self.desk.answer(question, doc_ids, chat_id=chat_id, cancel=ctx.cancel), buffer.append)
 
         op = Op(self.workers, "engine", "ask", work)
         self.answer_op = op.success(self._answered).failure(self._failed).busy(self._busy).run()
@@ -111,15 +108,16 @@ class ChatController(QObject):
             self._buffer.stop()
             self._buffer = None
 
-    def _answered(self, result) -> None:
-        chat_id, answer = result
+    def _answered(self, answer: Answered) -> None:
         self._stop_stream()
         message = self.pane.messages[-1]
-        message.update(text=answer.text, sources=answer.cited_sources(), pending=False)
+        # Every source the model was given: the strip under the answer shows the cited ones, the
+        # "Show retrieved passages" dialog all of them.
+        message.update(text=answer.text, sources=answer.given, pending=False)
         if answer.cancelled:
             message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
-        self.pane.chat_id = chat_id
-        self.refresh_chats(chat_id)
+        self.pane.chat_id = answer.chat_id
+        self.refresh_chats(answer.chat_id)
         self.pane.render()
         self.answer_finished.emit(answer)
 

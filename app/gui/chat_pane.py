@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-_CITATION = re.compile(r"\[(\d+)\]")
+from engine.citations import CITATION, NUMBER, shown_sources
 
 
 def _md_text(text: str) -> str:
@@ -30,11 +30,20 @@ def _md_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#])", r"\\\1", html.unescape(text))
 
 
+def _citation_links(match: re.Match, message: int) -> str:
+    """`[n]` as one link; `[1, 2]` as written, each number its own link."""
+    numbers = match.group(1)
+    if numbers.isdigit():
+        return f"[\\[{numbers}\\]](cite:{message}/{numbers})"
+    linked = NUMBER.sub(lambda n: f"[{n.group()}](cite:{message}/{n.group()})", numbers)
+    return f"\\[{linked}\\]"
+
+
 def answer_markdown(text: str, message: int) -> str:
-    """An answer with each [n] turned into a link the window opens at the cited page. Raw HTML a
-    model writes ("</pre>") is shown as text, or it would swallow the rest of the transcript."""
+    """An answer with each citation turned into links the window opens at the cited page. Raw HTML
+    a model writes ("</pre>") is shown as text, or it would swallow the rest of the transcript."""
     text = text.replace("<", "\\<")
-    return _CITATION.sub(lambda m: f"[\\[{m.group(1)}\\]](cite:{message}/{m.group(1)})", text)
+    return CITATION.sub(lambda m: _citation_links(m, message), text)
 
 
 class ChatPane(QWidget):
@@ -163,7 +172,7 @@ class ChatPane(QWidget):
                 continue
             text = m["text"] or ("…" if m.get("pending") else "")
             parts.append(f"**DocDesk:** {answer_markdown(text, i)}")
-            cited = [s for s in m.get("sources", []) if s.cited] or m.get("sources", [])
+            cited = shown_sources(m.get("sources", []))
             if cited and not m.get("pending"):
                 strip = " · ".join(f"[\\[{s.n}\\] {_md_text(s.name)}, {s.page_label}](cite:{i}/{s.n})" for s in cited)
                 parts.append(f"*{sources_label}:* {strip}")

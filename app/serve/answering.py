@@ -1,8 +1,9 @@
 """An answer for the server, computed on a thread of its own while the event loop serves others.
 
 The engine is synchronous (retrieval, then a blocking token stream); the server is not. Each
-request gets one thread that runs `docdesk ask`'s steps (prepare, then generate) and hands every
-text piece to the event loop as it comes. Setting `cancel` stops the model at its next token.
+request gets one thread that reads DocDesk.answer's stream (app/answering.py), as every front
+door does, and hands every text piece to the event loop as it comes. Setting `cancel` stops the
+model at its next token.
 """
 
 from __future__ import annotations
@@ -11,22 +12,13 @@ import asyncio
 import logging
 import threading
 
-from engine.answer import Answer
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, EngineError, ModelNotFound
 from ingest.errors import IngestError
 
+from ..answering import Answered, final_answer
 from .openai_format import ApiError, AskCall
 
 log = logging.getLogger(__name__)
-
-
-def answer_call(desk, call: AskCall, on_text, cancel: threading.Event) -> Answer:
-    """What `docdesk ask` does for one question, without saving a chat: the client keeps the
-    conversation (it sends the history with every request), as OpenAI's API expects."""
-    answerer = desk.answerer()
-    with desk.doing("answering", question=call.question, chat_title=f"served: {call.question[:60]}"):
-        prepared = answerer.prepare(call.question, call.doc_ids, call.history, cancel)
-        return answerer.generate(prepared, on_text, cancel)
 
 
 def api_error_for(exc: BaseException) -> ApiError:
@@ -51,7 +43,7 @@ class AnswerRun:
         self._desk = desk
         self._call = call
         self.cancel = threading.Event()
-        self.answer: Answer | None = None
+        self.answer: Answered | None = None
         self.error: BaseException | None = None
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
@@ -70,9 +62,18 @@ class AnswerRun:
 
     def _run(self) -> None:
         try:
-            self.answer = answer_call(
-                self._desk, self._call, lambda piece: self._to_loop(self._queue.put_nowait, piece), self.cancel
+            call = self._call
+            # Not saved as a chat: the client keeps the conversation (it sends the history with
+            # every request), as OpenAI's API expects.
+            events = self._desk.answer(
+                call.question,
+                call.doc_ids,
+                save_chat=False,
+                history=call.history,
+                cancel=self.cancel,
+                title=f"served: {call.question[:60]}",
             )
+            self.answer = final_answer(events, lambda piece: self._to_loop(self._queue.put_nowait, piece))
         except Cancelled:
             self.error = Cancelled("the client went away")
         except BaseException as exc:  # reported to the client; the server goes on
@@ -86,7 +87,7 @@ class AnswerRun:
         while (piece := await self._queue.get()) is not None:
             yield piece
 
-    async def result(self) -> Answer:
+    async def result(self) -> Answered:
         """The finished answer (raises ApiError when it failed)."""
         await self.finished.wait()
         if self.answer is None:

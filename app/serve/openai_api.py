@@ -147,34 +147,34 @@ class ChatCompletions:
             pass
 
     async def _answer(self, call, send, gone: asyncio.Future) -> None:
-        slot = self.admission.slot()
-        try:
-            if not await self._admitted(slot, gone):
-                return  # the client left while it waited: its place in the queue is gone with it
-        except Busy as busy:
-            error = ApiError(429, str(busy), "rate_limit_error", "rate_limit_exceeded")
-            await send_json(send, 429, error.body(), {"retry-after": str(busy.retry_after_s)})
-            return
-        except Closing:
-            await send_json(send, 503, shutting_down().body())
-            return
-        run = AnswerRun(self.desk, call).start()
-        self.live.add(run)
-        try:
-            if call.stream:
-                await self._stream(run, call, send, gone)
-            else:
-                await self._complete(run, call, send, gone)
-        finally:
-            run.cancel.set()  # a no-op when it finished; stops the model when it did not
-            await run.finished.wait()  # the slot is free only once the model is
-            self.live.discard(run)
-            await slot.__aexit__(None, None, None)
+        async with contextlib.AsyncExitStack() as held:  # the slot, given back on the way out
+            try:
+                if not await self._admitted(held, gone):
+                    return  # the client left while it waited: its place in the queue is gone with it
+            except Busy as busy:
+                error = ApiError(429, str(busy), "rate_limit_error", "rate_limit_exceeded")
+                await send_json(send, 429, error.body(), {"retry-after": str(busy.retry_after_s)})
+                return
+            except Closing:
+                await send_json(send, 503, shutting_down().body())
+                return
+            run = AnswerRun(self.desk, call).start()
+            self.live.add(run)
+            try:
+                if call.stream:
+                    await self._stream(run, call, send, gone)
+                else:
+                    await self._complete(run, call, send, gone)
+            finally:
+                run.cancel.set()  # a no-op when it finished; stops the model when it did not
+                await run.finished.wait()  # the slot is free only once the model is
+                self.live.discard(run)
 
-    @staticmethod
-    async def _admitted(slot, gone: asyncio.Future) -> bool:
-        """Wait for a slot unless the client goes first; True: the slot is held (raises Busy)."""
-        entering = asyncio.ensure_future(slot.__aenter__())
+    async def _admitted(self, held: contextlib.AsyncExitStack, gone: asyncio.Future) -> bool:
+        """Wait for a slot unless the client goes first; True: the slot is held until `held`
+        closes (raises Busy). A slot that comes in the same instant the client left is held
+        too, and goes back when `held` closes."""
+        entering = asyncio.ensure_future(held.enter_async_context(self.admission.slot()))
         await asyncio.wait([entering, gone], return_when=asyncio.FIRST_COMPLETED)
         if not entering.done():
             entering.cancel()
@@ -182,10 +182,7 @@ class ChatCompletions:
         if entering.cancelled():
             return False
         entering.result()  # raises Busy
-        if gone.done():  # admitted in the same instant the client left
-            await slot.__aexit__(None, None, None)
-            return False
-        return True
+        return not gone.done()
 
     async def _complete(self, run: AnswerRun, call, send, gone: asyncio.Future) -> None:
         result = asyncio.ensure_future(run.result())

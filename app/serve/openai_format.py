@@ -12,8 +12,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.answer import Answer, Turn
+from engine.answer import Turn
 from ingest.records import CitedSource
+
+from ..answering import Answered
 
 MODEL = "docdesk"
 SOURCES_HEADING = "\n\nSources:\n"
@@ -165,25 +167,18 @@ def source_json(source: CitedSource) -> dict:
     }
 
 
-def shown_sources(answer: Answer) -> list[CitedSource]:
-    """The sources a reader is shown: those the answer cites, or all it was given when it cites none."""
-    sources = answer.cited_sources()
-    return [s for s in sources if s.cited] or sources
-
-
-def sources_text(answer: Answer) -> str:
+def sources_text(answer: Answered) -> str:
     """The Sources list as `docdesk ask` prints it, for editors that show only the text."""
-    shown = shown_sources(answer)
-    if not shown:
+    if not answer.sources:  # the sources a reader is shown: cited, else all given
         return ""
-    return SOURCES_HEADING + "\n".join(f"{s.label} ({s.path})" for s in shown)
+    return SOURCES_HEADING + "\n".join(f"{s.label} ({s.path})" for s in answer.sources)
 
 
-def finish_reason(answer: Answer) -> str:
+def finish_reason(answer: Answered) -> str:
     return "length" if answer.stats.finish_reason == "length" else "stop"
 
 
-def usage(answer: Answer) -> dict:
+def usage(answer: Answered) -> dict:
     prompt, completion = answer.stats.prompt_tokens, answer.stats.completion_tokens
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
@@ -198,7 +193,7 @@ class Reply:
     def _head(self, kind: str) -> dict:
         return {"id": self.id, "object": kind, "created": self.created, "model": MODEL}
 
-    def completion(self, answer: Answer, sources_in_text: bool) -> dict:
+    def completion(self, answer: Answered, sources_in_text: bool) -> dict:
         text = answer.text + (sources_text(answer) if sources_in_text else "")
         return {
             **self._head("chat.completion"),
@@ -210,7 +205,7 @@ class Reply:
                 }
             ],
             "usage": usage(answer),
-            "sources": [source_json(s) for s in answer.cited_sources()],
+            "sources": [source_json(s) for s in answer.given],
         }
 
     def chunk(self, delta: dict, finish: str | None = None, **extra) -> dict:
@@ -220,13 +215,11 @@ class Reply:
             **extra,
         }
 
-    def last_chunk(self, answer: Answer) -> dict:
+    def last_chunk(self, answer: Answered) -> dict:
         """The closing chunk: why it ended, and the sources (the text streamed before it)."""
-        return self.chunk(
-            {}, finish_reason(answer), sources=[source_json(s) for s in answer.cited_sources()], answer=answer.text
-        )
+        return self.chunk({}, finish_reason(answer), sources=[source_json(s) for s in answer.given], answer=answer.text)
 
-    def usage_chunk(self, answer: Answer) -> dict:
+    def usage_chunk(self, answer: Answered) -> dict:
         return {**self._head("chat.completion.chunk"), "choices": [], "usage": usage(answer)}
 
 
