@@ -15,7 +15,12 @@ BACKENDS = listed_names()  # the backends users choose from: ("llama_cpp", "llam
 
 @dataclass
 class LlmSettings:
-    """The [llm] section of config.toml; flags override it."""
+    """The [llm] section of config.toml; flags override it.
+
+    One flat table, so that every config.toml written so far still loads. Which of these fields
+    each backend reads, with its label and widget, is declared in the backend table
+    (registry.BUILT_IN: `registry.options(name)`); the Settings dialog shows only those.
+    """
 
     backend: str = "llama_cpp"
     model: str | None = None  # GGUF path (llama_cpp), served name (openai), HF id or folder (vllm)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from engine.backends import BACKENDS, LlmSettings, create_backend
+from engine.backends import BACKENDS, LlmSettings, create_backend, registry
 from engine.backends.registry import BUILT_IN, builder, listed_names
 from engine.errors import EngineError
 from tests.conftest import ROOT
@@ -79,3 +79,103 @@ def test_openai_is_built_from_its_settings_without_a_request():
         backend.warm_up()  # builds the HTTP client; the (absent) server is not asked
     finally:
         backend.close()
+
+
+def test_every_listed_backend_has_lines_whose_options_are_llm_settings():
+    from engine.backends.options import field_names
+
+    keys = [choice.key for _, choice in registry.offered()]
+    assert keys == ["bundled", "gguf", "llama_server", "vllm", "openai"] and len(set(keys)) == len(keys)
+    for name, entry in BUILT_IN.items():
+        assert bool(entry.choices) == entry.listed, name
+        for choice in entry.choices:
+            names = [option.name for option in choice.options]
+            assert len(names) == len(set(names)) and set(names) <= set(field_names()), (name, choice.key)
+
+
+def test_each_backend_declares_only_the_options_it_reads():
+    declared = {name: {option.name for option in registry.options(name)} for name in BACKENDS}
+    assert declared["llama_cpp"] == {
+        "model",
+        "context",
+        "gpu_layers",
+        "threads",
+        "batch",
+        "flash_attention",
+        "kv_cache",
+        "mlock",
+        "cpu_repack",
+    }
+    assert declared["openai"] == {
+        "url",
+        "model",
+        "api_key",
+        "context",
+        "max_concurrency",
+        "connect_timeout",
+        "read_timeout",
+    }
+    assert declared["vllm"] == {"model", "context", "vllm"}
+    assert {"llama_server", "model", "slots", "server_port", "gpu_layers"} <= declared["llama_server"]
+    assert "url" not in declared["llama_server"] and "vllm" not in declared["llama_cpp"]
+
+
+def test_the_bundled_model_and_a_gguf_file_are_two_lines_of_llama_cpp():
+    assert registry.choice_for(LlmSettings()) == "bundled"
+    assert registry.choice_for(LlmSettings(model="/models/q.gguf")) == "gguf"
+    assert registry.choice_for(LlmSettings(backend="llama_server")) == "llama_server"
+    assert registry.choice_for(LlmSettings(backend="openai", model="m")) == "openai"
+    assert registry.choice_for(LlmSettings(backend="fake")) == "bundled"  # not offered: the first line
+    bundled = registry.BUILT_IN["llama_cpp"].choices[0]
+    assert {o.name for o in bundled.options} == {"context", "threads"} and bundled.fixed == (("model", None),)
+
+
+def test_options_map_widget_values_to_settings_and_back():
+    from engine.backends.options import CONTEXT, FLASH_ATTENTION, GPU_LAYERS, KV_CACHE, Option
+
+    assert (CONTEXT.shown(None), CONTEXT.stored(0), CONTEXT.stored(4096)) == (0, None, 4096)
+    assert (GPU_LAYERS.shown(-1), GPU_LAYERS.stored(-1), GPU_LAYERS.stored(0)) == (-1, -1, 0)
+    assert [FLASH_ATTENTION.shown(v) for v in (None, True, False)] == ["auto", "on", "off"]
+    assert [FLASH_ATTENTION.stored(v) for v in ("auto", "on", "off")] == [None, True, False]
+    assert (KV_CACHE.shown(None), KV_CACHE.stored("q8_0"), KV_CACHE.stored("auto")) == ("auto", "q8_0", None)
+    url = dict(registry.offered())["openai"].option("url")
+    assert (url.stored("  "), url.stored(" http://h:1 ")) == ("http://127.0.0.1:8000", "http://h:1")
+    vllm = Option("vllm", "vLLM options", "options")
+    assert vllm.stored(vllm.shown({"quantization": "gptq", "max_num_seqs": 16})) == {
+        "quantization": "gptq",
+        "max_num_seqs": 16,
+    }
+    with pytest.raises(ValueError, match="unknown kind"):
+        Option("model", "Model", "colour")
+
+
+def test_a_backend_from_elsewhere_is_checked_and_can_be_removed():
+    from engine.backends.registry import Choice, Entry, Option, register_backend, unregister_backend
+
+    class Elsewhere:
+        name = "elsewhere"
+
+        @classmethod
+        def from_settings(cls, settings, *, log_dir=None, has_bf16=None):
+            return create_backend(LlmSettings(backend="fake"))
+
+    with pytest.raises(ValueError, match="taken"):
+        register_backend("elsewhere", Entry(__name__, (Choice("gguf", "Clash"),)))(Elsewhere)
+    with pytest.raises(ValueError, match="colour are not"):
+        register_backend("elsewhere", Entry(__name__, (Choice("e", "E", (Option("colour", "C", "text"),)),)))(Elsewhere)
+    with pytest.raises(ValueError, match="built in"):
+        register_backend("openai", Entry(__name__, (Choice("e", "E"),)))(Elsewhere)
+    register_backend("elsewhere", Entry(__name__, (Choice("e", "E"),)))(Elsewhere)
+    try:
+        assert "elsewhere" in registry.listed_names() and __name__ in registry.hidden_imports()
+        create_backend(LlmSettings(backend="elsewhere")).close()
+    finally:
+        unregister_backend("elsewhere")
+    assert "elsewhere" not in registry.table() and __name__ not in registry.hidden_imports()
+    with pytest.raises(ValueError, match="built in"):
+        unregister_backend("llama_cpp")
+
+
+def test_every_backend_module_goes_into_the_packaged_app():
+    assert registry.hidden_imports() == sorted(entry.module for entry in BUILT_IN.values())
+    assert "engine.backends.llama_server" in registry.hidden_imports()
