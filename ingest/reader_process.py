@@ -96,8 +96,19 @@ def _stable_bytes(path: str) -> tuple[bytes | None, float]:
     return None, 0.0
 
 
+class _ReceiverFailed(Exception):
+    """What the receiver of the pages raised (a cancel, a full disk while embedding inline): it is
+    the caller's, so it goes back to the caller instead of counting as a reader crash."""
+
+
 def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr: bool) -> Finished:
     from .readers import finish_result, open_document
+
+    def send(message: Pages) -> None:
+        try:
+            emit(message)
+        except Exception as exc:
+            raise _ReceiverFailed from exc
 
     collect = _Collect()
     root = logging.getLogger()
@@ -111,10 +122,10 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
             pages.append(page)
             batch.append(page)
             if len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds: report it
-                emit(Pages(job, batch))
+                send(Pages(job, batch))
                 batch = []
         if batch:
-            emit(Pages(job, batch))
+            send(Pages(job, batch))
         result = finish_result(stream, pages, Path(path))
         return Finished(
             job,
@@ -125,6 +136,8 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
             seconds=time.perf_counter() - started,
             log_lines=collect.lines,
         )
+    except _ReceiverFailed as failed:
+        raise failed.__cause__ from None
     except IngestError as exc:
         return Finished(job, error=str(exc), seconds=time.perf_counter() - started, log_lines=collect.lines)
     except Exception as exc:  # a reader bug must cost one file, never the batch
