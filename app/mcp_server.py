@@ -29,6 +29,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it for TypedDicts nested in results below 3.12
 
+from ingest.readers.registry import supported_formats_text
 from ingest.records import page_label
 
 from . import __version__
@@ -38,12 +39,12 @@ from .cli_errors import explain
 T = TypeVar("T")
 R = TypeVar("R")
 
-INSTRUCTIONS = """\
-DocDesk is the user's local, private document library (PDF, Word, Markdown, HTML, slides,
-spreadsheets, scans read by OCR). Nothing leaves the machine. search_documents finds passages
-quickly, with no model; ask has DocDesk's local model answer from them, citing [n]; get_page reads a
-whole page; summarize_document summarizes one document (slow on a CPU). Ids come from
-list_documents or from search results. Cite what you use as "title, page"."""
+INSTRUCTIONS = f"""\
+DocDesk is the user's local, private document library ({supported_formats_text()}; scans read by
+OCR). Nothing leaves the machine. search_documents finds passages quickly, with no model; ask has
+DocDesk's local model answer from them, citing [n]; get_page reads a whole page; summarize_document
+summarizes one document (slow on a CPU). Ids come from list_documents or from search results. Cite
+what you use as "title, page"."""
 
 # Tools that only read: editors may run them without asking each time. The summary cache they
 # fill is a cache, and asks are not saved as chats (see DocDeskTools.ask).

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 
 from engine.citations import CITATION, NUMBER, shown_sources
 
+from .format_list import formats_phrase
+
 
 def _md_text(text: str) -> str:
     """Plain text that Markdown shows as it is."""
@@ -179,9 +181,9 @@ class ChatPane(QWidget):
         if not parts:  # first run, or a new chat: say what to do
             parts.append(
                 self.tr(
-                    "Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. "
+                    "Drop documents on the window (%1), then ask a question below. "
                     "Answers cite the document and page they come from; click a citation to see it."
-                )
+                ).replace("%1", formats_phrase())
             )
         bar = self.transcript.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4

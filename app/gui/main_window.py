@@ -10,7 +10,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar
 
-from ingest.sniff import CLAIMED
+from ingest.readers.registry import supported_extensions
 
 from ..crash import CrashNotice
 from ..services import DocDesk
@@ -172,7 +172,7 @@ class MainWindow(QMainWindow):
             self,
             self.tr("Add documents"),
             "",
-            self.tr("Documents (%1);;All files (*)").replace("%1", " ".join(f"*{e}" for e in sorted(CLAIMED))),
+            self.tr("Documents (%1);;All files (*)").replace("%1", " ".join(f"*{e}" for e in supported_extensions())),
         )
         if paths:
             self.add_paths([Path(p) for p in paths])

@@ -322,9 +322,14 @@ def supported_formats() -> tuple[str, ...]:
     return tuple(fmt.label for fmt in _TABLE.values())
 
 
+def format_groups() -> tuple[str, ...]:
+    """The formats as users name them in a sentence, each word once: ("PDF", ..., "text", "images")."""
+    return tuple(dict.fromkeys(fmt.group for fmt in _TABLE.values()))
+
+
 def supported_formats_text() -> str:
     """The formats as one phrase for hints and help: "PDF, Word, ..., CSV, text and images"."""
-    words = list(dict.fromkeys(fmt.group for fmt in _TABLE.values()))
+    words = format_groups()
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
