@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from engine.backends.registry import listed_names
+
 
 def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
     """Options accepted before and after the command. After it, defaults are suppressed so
@@ -89,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_library_commands(commands, common)
 
     model = argparse.ArgumentParser(add_help=False)
-    model.add_argument("--backend", choices=["llama_cpp", "llama_server", "openai", "vllm"])
+    model.add_argument("--backend", choices=listed_names(), help="the LLM backend (default: [llm] backend, llama_cpp)")
     model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
     model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
 
