@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engine.backends.registry import listed_names
+from ingest.readers.registry import supported_formats_text
 
 
 def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
@@ -25,7 +26,12 @@ def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
 
 def _add_library_commands(commands, common: argparse.ArgumentParser) -> None:
     """The commands that change or read the library itself (no model needed)."""
-    add = commands.add_parser("add", parents=[common], help="add files or folders to the library")
+    add = commands.add_parser(
+        "add",
+        parents=[common],
+        help="add files or folders to the library",
+        description=f"Add files or folders to the library. DocDesk reads {supported_formats_text()}.",
+    )
     add.add_argument("paths", nargs="+", metavar="PATH")
     add.add_argument("--password", help="password for encrypted PDFs")
 

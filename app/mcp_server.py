@@ -39,12 +39,16 @@ from .cli_errors import explain
 T = TypeVar("T")
 R = TypeVar("R")
 
-INSTRUCTIONS = f"""\
+
+def instructions() -> str:
+    """What an editor's model is told about DocDesk; the formats come from the format table."""
+    return f"""\
 DocDesk is the user's local, private document library ({supported_formats_text()}; scans read by
 OCR). Nothing leaves the machine. search_documents finds passages quickly, with no model; ask has
 DocDesk's local model answer from them, citing [n]; get_page reads a whole page; summarize_document
 summarizes one document (slow on a CPU). Ids come from list_documents or from search results. Cite
 what you use as "title, page"."""
+
 
 # Tools that only read: editors may run them without asking each time. The summary cache they
 # fill is a cache, and asks are not saved as chats (see DocDeskTools.ask).
@@ -333,7 +337,7 @@ def _progress_reporter(ctx: Context) -> Callable[[Any], None]:
 
 
 def build_server(desk) -> MCPServer:
-    server = MCPServer("docdesk", title="DocDesk", instructions=INSTRUCTIONS, version=__version__)
+    server = MCPServer("docdesk", title="DocDesk", instructions=instructions(), version=__version__)
     tools = DocDeskTools(desk)
     titles = {
         tools.search_documents: "Search documents",
