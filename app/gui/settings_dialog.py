@@ -7,12 +7,13 @@ import copy
 import secrets
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -20,33 +21,24 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-BACKENDS = ["bundled", "gguf", "llama_server", "vllm", "openai"]
+from engine.backends import registry
+from engine.backends.options import parse_options
+
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
+__all__ = ["SettingsDialog", "parse_options"]
 
 
-def parse_options(text: str) -> dict:
-    """ "quantization=gptq, max_num_seqs=16" as {"quantization": "gptq", "max_num_seqs": 16}."""
-    options: dict = {}
-    for part in text.split(","):
-        key, _, value = part.partition("=")
-        key, value = key.strip().replace("-", "_"), value.strip()
-        if not key or not value:
-            continue
-        for cast in (int, float):
-            try:
-                options[key] = cast(value)
-                break
-            except ValueError:
-                continue
-        else:
-            options[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return options
+def tr_backend(text: str) -> str:
+    """A backend's label or help (engine/backends/registry.py), in the interface language."""
+    return QCoreApplication.translate("Backends", text) if text else ""
 
 
 class SettingsDialog(QDialog):
@@ -79,57 +71,86 @@ class SettingsDialog(QDialog):
         self.tabs = tabs
 
     def _model_tab(self) -> QWidget:
-        llm = self.settings.llm
+        """The backend list and, below it, only the fields of the chosen backend (one page each)."""
         model = QWidget()
         form = QFormLayout(model)
         self.backend = QComboBox()
-        labels = [
-            self.tr("Bundled model (SmolLM2-135M, CPU)"),
-            self.tr("GGUF file (llama.cpp)"),
-            self.tr("GGUF file, several answers at once (llama-server, started by DocDesk)"),
-            self.tr("vLLM (started by DocDesk)"),
-            self.tr("OpenAI-compatible server"),
-        ]
-        for key, label in zip(BACKENDS, labels, strict=True):
-            self.backend.addItem(label, key)
-        if llm.backend in ("openai", "vllm", "llama_server"):
-            kind = llm.backend
-        else:
-            kind = "gguf" if llm.model else "bundled"
-        self.backend.setCurrentIndex(BACKENDS.index(kind))
-        self.model = QLineEdit(llm.model or "")
-        self.model.setPlaceholderText(self.tr("GGUF file, served model name, or Hugging Face model for vLLM"))
-        browse = QPushButton(self.tr("Browse…"))
-        browse.clicked.connect(self._browse_model)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model, 1)
-        model_row.addWidget(browse)
-        self.url = QLineEdit(llm.url)
-        self.vllm_options = QLineEdit(", ".join(f"{k}={v}" for k, v in llm.vllm.items()))
-        self.vllm_options.setPlaceholderText("quantization=gptq, max_num_seqs=16, gpu_memory_utilization=0.9")
-        self.gpu_layers = QSpinBox(minimum=-1, maximum=999, value=llm.gpu_layers)
-        self.gpu_layers.setSpecialValueText(self.tr("all"))
-        self.context = QSpinBox(minimum=0, maximum=1_048_576, singleStep=1024, value=llm.context or 0)
-        self.context.setSpecialValueText(self.tr("model default"))
-        self.slots = QSpinBox(minimum=0, maximum=64, value=llm.slots or 0)
-        self.slots.setSpecialValueText(self.tr("as many as fit"))
-        self.kv_cache = QComboBox()
-        self.kv_cache.addItems(["auto", "f16", "q8_0"])
-        self.kv_cache.setCurrentText(llm.kv_cache or "auto")
+        self.pages = QStackedWidget()
+        self.fields: dict[str, dict[str, QWidget]] = {}  # choice key -> option name -> its widget
+        self._lines = registry.offered()
+        for _name, choice in self._lines:
+            self.backend.addItem(tr_backend(choice.label), choice.key)
+            self.pages.addWidget(self._choice_page(choice))
+        self.backend.currentIndexChanged.connect(self._show_choice)
+        self.backend.setCurrentIndex(self.backend.findData(registry.choice_for(self.settings.llm)))
+        self._show_choice(self.backend.currentIndex())
         form.addRow(self.tr("Backend"), self.backend)
-        form.addRow(self.tr("Model"), model_row)
-        form.addRow(self.tr("Server URL"), self.url)
-        form.addRow(self.tr("vLLM options"), self.vllm_options)
-        form.addRow(self.tr("GPU layers"), self.gpu_layers)
-        form.addRow(self.tr("Context length"), self.context)
-        form.addRow(self.tr("Parallel answers (llama-server)"), self.slots)
-        form.addRow(self.tr("KV cache"), self.kv_cache)
+        form.addRow(self.pages)
         self.test = QPushButton(self.tr("Test"))
         self.test.clicked.connect(lambda: self.test_requested.emit(self.collect()))
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         form.addRow(self.test, self.test_result)
         return model
+
+    def _choice_page(self, choice) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        form.setContentsMargins(0, 0, 0, 0)
+        if choice.help:
+            form.addRow(QLabel(tr_backend(choice.help), wordWrap=True))
+        widgets = self.fields.setdefault(choice.key, {})
+        for option in choice.options:
+            widget, row = self._option_widget(option, getattr(self.settings.llm, option.name))
+            widget.setToolTip(tr_backend(option.help))
+            form.addRow(tr_backend(option.label), row)
+            widgets[option.name] = widget
+        return page
+
+    def _option_widget(self, option, value) -> tuple[QWidget, QWidget | QHBoxLayout]:
+        """The widget for one option (its kind: engine/backends/options.py), and the row holding it."""
+        shown = option.shown(value)
+        if option.kind in ("int", "float"):
+            spin = QSpinBox() if option.kind == "int" else QDoubleSpinBox(decimals=1)
+            number = int if option.kind == "int" else float
+            spin.setRange(number(option.minimum), number(option.maximum))
+            spin.setSingleStep(number(option.step))
+            spin.setValue(number(shown))
+            spin.setSpecialValueText(tr_backend(option.unset))
+            return spin, spin
+        if option.kind == "choice":
+            combo = QComboBox()
+            for label, _ in option.choices:
+                combo.addItem(tr_backend(label), label)
+            combo.setCurrentIndex(combo.findData(shown))
+            return combo, combo
+        if option.kind == "bool":
+            check = QCheckBox(checked=bool(shown))
+            return check, check
+        line = QLineEdit(str(shown))
+        line.setPlaceholderText(tr_backend(option.placeholder))
+        if option.kind == "secret":
+            line.setEchoMode(QLineEdit.Password)
+        if option.kind not in ("gguf", "file"):
+            return line, line
+        browse = QPushButton(self.tr("Browse…"))
+        browse.clicked.connect(lambda: self._browse(line, option.kind == "gguf"))
+        row = QHBoxLayout()
+        row.addWidget(line, 1)
+        row.addWidget(browse)
+        return line, row
+
+    def _show_choice(self, index: int) -> None:
+        """Show the chosen backend's page; the others take no room."""
+        self.pages.setCurrentIndex(index)
+        for i in range(self.pages.count()):
+            policy = QSizePolicy.Preferred if i == index else QSizePolicy.Ignored
+            self.pages.widget(i).setSizePolicy(policy, policy)
+        self.pages.adjustSize()
+
+    def field(self, name: str) -> QWidget | None:
+        """The widget of option `name` for the chosen backend (None: it does not apply)."""
+        return self.fields[self.backend.currentData()].get(name)
 
     def _library_tab(self) -> QWidget:
         library = QWidget()
@@ -194,25 +215,37 @@ class SettingsDialog(QDialog):
         dlayout.addWidget(run_doctor)
         return doctor
 
-    def _browse_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
+    def _browse(self, line: QLineEdit, gguf: bool) -> None:
+        if gguf:
+            path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a program"))
         if path:
-            self.model.setText(path)
-            self.backend.setCurrentIndex(1)
+            line.setText(path)
+
+    def _collect_llm(self, llm) -> None:
+        """The chosen backend and its fields into `llm`; the other backends' settings are kept."""
+        key = self.backend.currentData()
+        name, choice = next((n, c) for n, c in self._lines if c.key == key)
+        llm.backend = name
+        for field, value in choice.fixed:
+            setattr(llm, field, value)
+        for option in choice.options:
+            widget = self.fields[key][option.name]
+            if option.kind in ("int", "float"):
+                raw = widget.value()
+            elif option.kind == "choice":
+                raw = widget.currentData()
+            elif option.kind == "bool":
+                raw = widget.isChecked()
+            else:
+                raw = widget.text()
+            setattr(llm, option.name, option.stored(raw))
 
     def collect(self):
         """The settings as the dialog shows them."""
         settings = copy.deepcopy(self.settings)
-        llm = settings.llm
-        kind = self.backend.currentData()
-        llm.backend = {"bundled": "llama_cpp", "gguf": "llama_cpp"}.get(kind, kind)
-        llm.model = None if kind == "bundled" else (self.model.text().strip() or None)
-        llm.url = self.url.text().strip() or llm.url
-        llm.gpu_layers = self.gpu_layers.value()
-        llm.context = self.context.value() or None
-        llm.slots = self.slots.value() or None
-        llm.kv_cache = None if self.kv_cache.currentText() == "auto" else self.kv_cache.currentText()
-        llm.vllm = parse_options(self.vllm_options.text())
+        self._collect_llm(settings.llm)
         settings.library = Path(self.library_path.text().strip() or str(settings.library)).expanduser()
         settings.embedding_model = self.embedding.text().strip() or None
         settings.ui_language = self.language.currentData()

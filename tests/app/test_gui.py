@@ -123,13 +123,14 @@ def test_drop_ask_cite_summarize_and_settings(window, qtbot):
         window.summarize(guide.id)
     assert panel.state == "done" and "## Overview" in panel.markdown and panel.save.isEnabled()
 
-    # A setting changed in the dialog is saved to config.toml.
+    # A setting changed in the dialog is saved to config.toml; the bundled model shows only its own fields.
     dialog = window.open_settings()
-    dialog.gpu_layers.setValue(12)
+    assert dialog.backend.currentData() == "bundled" and dialog.field("gpu_layers") is None
+    dialog.field("threads").setValue(2)
     dialog.language.setCurrentIndex(2)
     dialog.accept()
     saved = load_settings(config_path())
-    assert saved.llm.gpu_layers == 12 and saved.ui_language == "zh_CN"
+    assert saved.llm.threads == 2 and saved.llm.model is None and saved.ui_language == "zh_CN"
     qtbot.waitUntil(lambda: window.engine_state in ("ready", "error"), timeout=120_000)
     assert window.engine_state == "ready"
 

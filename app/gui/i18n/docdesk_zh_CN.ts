@@ -3,22 +3,22 @@
 <context>
     <name>ChatController</name>
     <message>
-        <location filename="../chat_controller.py" line="120" />
+        <location filename="../chat_controller.py" line="118" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="130" />
+        <location filename="../chat_controller.py" line="128" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="145" />
+        <location filename="../chat_controller.py" line="143" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="149" />
+        <location filename="../chat_controller.py" line="147" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
@@ -26,67 +26,67 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="70" />
+        <location filename="../chat_pane.py" line="79" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="72" />
+        <location filename="../chat_pane.py" line="81" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="74" />
+        <location filename="../chat_pane.py" line="83" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="90" />
+        <location filename="../chat_pane.py" line="99" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="92" />
+        <location filename="../chat_pane.py" line="101" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="94" />
+        <location filename="../chat_pane.py" line="103" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="97" />
+        <location filename="../chat_pane.py" line="106" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="98" />
+        <location filename="../chat_pane.py" line="107" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="143" />
+        <location filename="../chat_pane.py" line="152" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="143" />
+        <location filename="../chat_pane.py" line="152" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="159" />
+        <location filename="../chat_pane.py" line="168" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="160" />
+        <location filename="../chat_pane.py" line="169" />
         <source>Sources</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="176" />
+        <location filename="../chat_pane.py" line="185" />
         <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
@@ -418,200 +418,129 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="58" />
+        <location filename="../settings_dialog.py" line="50" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="87" />
-        <source>Bundled model (SmolLM2-135M, CPU)</source>
-        <translation>自带模型（SmolLM2-135M，CPU）</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="88" />
-        <source>GGUF file (llama.cpp)</source>
-        <translation>GGUF 文件（llama.cpp）</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="89" />
-        <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
-        <translation>GGUF 文件，多个回答同时进行（llama-server，由 DocDesk 启动）</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="90" />
-        <source>vLLM (started by DocDesk)</source>
-        <translation>vLLM（由 DocDesk 启动）</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="91" />
-        <source>OpenAI-compatible server</source>
-        <translation>OpenAI 兼容服务器</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="101" />
-        <source>GGUF file, served model name, or Hugging Face model for vLLM</source>
-        <translation>GGUF 文件、服务器上的模型名，或 vLLM 使用的 Hugging Face 模型</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="102" />
+        <location filename="../settings_dialog.py" line="136" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="111" />
-        <source>all</source>
-        <translation>全部</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="113" />
-        <source>model default</source>
-        <translation>模型默认</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="115" />
-        <source>as many as fit</source>
-        <translation>显存允许的最大数</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="119" />
+        <location filename="../settings_dialog.py" line="87" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="61" />
-        <location filename="../settings_dialog.py" line="120" />
+        <location filename="../settings_dialog.py" line="53" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="63" />
+        <location filename="../settings_dialog.py" line="55" />
         <source>Serve to editors</source>
         <translation>对编辑器开放</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="121" />
-        <source>Server URL</source>
-        <translation>服务器地址</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="122" />
-        <source>vLLM options</source>
-        <translation>vLLM 选项</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="123" />
-        <source>GPU layers</source>
-        <translation>GPU 层数</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="124" />
-        <source>Context length</source>
-        <translation>上下文长度</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="125" />
-        <source>Parallel answers (llama-server)</source>
-        <translation>并行回答数（llama-server）</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="126" />
-        <source>KV cache</source>
-        <translation>KV 缓存</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="127" />
+        <location filename="../settings_dialog.py" line="89" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="139" />
+        <location filename="../settings_dialog.py" line="160" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="144" />
+        <location filename="../settings_dialog.py" line="165" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="145" />
+        <location filename="../settings_dialog.py" line="166" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="146" />
+        <location filename="../settings_dialog.py" line="167" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="147" />
+        <location filename="../settings_dialog.py" line="168" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="62" />
+        <location filename="../settings_dialog.py" line="54" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="191" />
+        <location filename="../settings_dialog.py" line="212" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="64" />
+        <location filename="../settings_dialog.py" line="56" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="70" />
+        <location filename="../settings_dialog.py" line="62" />
         <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="155" />
+        <location filename="../settings_dialog.py" line="176" />
         <source>Serve the library to editors while DocDesk is open</source>
         <translation>DocDesk 打开时，向编辑器开放文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="159" />
+        <location filename="../settings_dialog.py" line="180" />
         <source>none: only programs on this computer can connect</source>
         <translation>无：只有本机上的程序可以连接</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="160" />
+        <location filename="../settings_dialog.py" line="181" />
         <source>New token</source>
         <translation>生成新令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="165" />
+        <location filename="../settings_dialog.py" line="186" />
         <source>Let other computers connect (needs a token)</source>
         <translation>允许其他电脑连接（需要令牌）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="172" />
+        <location filename="../settings_dialog.py" line="193" />
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="173" />
+        <location filename="../settings_dialog.py" line="194" />
         <source>Token</source>
         <translation>令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="180" />
+        <location filename="../settings_dialog.py" line="201" />
         <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
         <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="185" />
+        <location filename="../settings_dialog.py" line="206" />
         <source>Other computers can connect only with a token: set one.</source>
         <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="198" />
+        <location filename="../settings_dialog.py" line="220" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="222" />
+        <source>Choose a program</source>
+        <translation>选择程序</translation>
     </message>
 </context>
 <context>
@@ -693,6 +622,249 @@
         <location filename="../summary_panel.py" line="104" />
         <source>Save summary</source>
         <translation>保存摘要</translation>
+    </message>
+</context>
+<context>
+    <name>Backends</name>
+    <message>
+        <source>Bundled model (SmolLM2-135M, CPU)</source>
+        <translation>自带模型（SmolLM2-135M，CPU）</translation>
+    </message>
+    <message>
+        <source>A small model that comes with DocDesk: no download, no GPU needed.</source>
+        <translation>DocDesk 自带的小模型：无需下载，无需 GPU。</translation>
+    </message>
+    <message>
+        <source>Context length</source>
+        <translation>上下文长度</translation>
+    </message>
+    <message>
+        <source>tokens the model sees at once</source>
+        <translation>模型一次能看到的词元数</translation>
+    </message>
+    <message>
+        <source>model default</source>
+        <translation>模型默认</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>CPU 线程数</translation>
+    </message>
+    <message>
+        <source>threads for the model on the CPU</source>
+        <translation>模型在 CPU 上使用的线程数</translation>
+    </message>
+    <message>
+        <source>automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>GGUF file (llama.cpp)</source>
+        <translation>GGUF 文件（llama.cpp）</translation>
+    </message>
+    <message>
+        <source>A model file of your own, run inside DocDesk.</source>
+        <translation>你自己的模型文件，在 DocDesk 内运行。</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>a .gguf file</source>
+        <translation>一个 .gguf 文件</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>layers put on the GPU; 0: CPU only</source>
+        <translation>放到 GPU 上的层数；0：只用 CPU</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>prompt tokens read per step</source>
+        <translation>每步读取的提示词元数</translation>
+    </message>
+    <message>
+        <source>Flash attention</source>
+        <translation>Flash Attention</translation>
+    </message>
+    <message>
+        <source>auto: on where a GPU is</source>
+        <translation>自动：有 GPU 时开启</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>q8_0 halves the cache's memory (needs flash attention)</source>
+        <translation>q8_0 让缓存占用的内存减半（需要 Flash Attention）</translation>
+    </message>
+    <message>
+        <source>Keep the model in memory (mlock)</source>
+        <translation>把模型锁定在内存中（mlock）</translation>
+    </message>
+    <message>
+        <source>never swap the model out</source>
+        <translation>模型永不换出到磁盘</translation>
+    </message>
+    <message>
+        <source>Repacked CPU weights</source>
+        <translation>CPU 重排权重</translation>
+    </message>
+    <message>
+        <source>llama.cpp's AMX/AVX layout; auto: off on AMX CPUs</source>
+        <translation>llama.cpp 的 AMX/AVX 布局；自动：AMX CPU 上关闭</translation>
+    </message>
+    <message>
+        <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
+        <translation>GGUF 文件，多个回答同时进行（llama-server，由 DocDesk 启动）</translation>
+    </message>
+    <message>
+        <source>DocDesk starts llama-server and stops it on exit.</source>
+        <translation>DocDesk 启动 llama-server，并在退出时停止它。</translation>
+    </message>
+    <message>
+        <source>empty: the bundled model</source>
+        <translation>留空：使用自带模型</translation>
+    </message>
+    <message>
+        <source>the bundled model</source>
+        <translation>自带模型</translation>
+    </message>
+    <message>
+        <source>llama-server program</source>
+        <translation>llama-server 程序</translation>
+    </message>
+    <message>
+        <source>empty: llama-server on PATH, else the one DocDesk built</source>
+        <translation>留空：使用 PATH 中的 llama-server，否则使用 DocDesk 构建的</translation>
+    </message>
+    <message>
+        <source>Parallel answers (llama-server)</source>
+        <translation>并行回答数（llama-server）</translation>
+    </message>
+    <message>
+        <source>answers run at once</source>
+        <translation>同时进行的回答数</translation>
+    </message>
+    <message>
+        <source>as many as fit</source>
+        <translation>显存允许的最大数</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>the port llama-server listens on</source>
+        <translation>llama-server 监听的端口</translation>
+    </message>
+    <message>
+        <source>a free one</source>
+        <translation>任一空闲端口</translation>
+    </message>
+    <message>
+        <source>vLLM (started by DocDesk)</source>
+        <translation>vLLM（由 DocDesk 启动）</translation>
+    </message>
+    <message>
+        <source>DocDesk starts a vLLM server on the GPU and stops it on exit.</source>
+        <translation>DocDesk 在 GPU 上启动 vLLM 服务器，并在退出时停止它。</translation>
+    </message>
+    <message>
+        <source>a Hugging Face model id or folder</source>
+        <translation>Hugging Face 模型 ID 或文件夹</translation>
+    </message>
+    <message>
+        <source>vLLM's max_model_len</source>
+        <translation>vLLM 的 max_model_len</translation>
+    </message>
+    <message>
+        <source>vLLM options</source>
+        <translation>vLLM 选项</translation>
+    </message>
+    <message>
+        <source>key=value pairs of vLLM's settings</source>
+        <translation>vLLM 设置的 键=值 对</translation>
+    </message>
+    <message>
+        <source>OpenAI-compatible server</source>
+        <translation>OpenAI 兼容服务器</translation>
+    </message>
+    <message>
+        <source>A server that is already running (llama.cpp, vLLM, Ollama, LM Studio…).</source>
+        <translation>一个已在运行的服务器（llama.cpp、vLLM、Ollama、LM Studio…）。</translation>
+    </message>
+    <message>
+        <source>Server URL</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <source>where the server listens</source>
+        <translation>服务器的监听地址</translation>
+    </message>
+    <message>
+        <source>Model name</source>
+        <translation>模型名</translation>
+    </message>
+    <message>
+        <source>the model the server serves; empty: its first one</source>
+        <translation>服务器提供的模型；留空：第一个</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>sent as a Bearer token; empty: none</source>
+        <translation>作为 Bearer 令牌发送；留空：不发送</translation>
+    </message>
+    <message>
+        <source>ask the server</source>
+        <translation>询问服务器</translation>
+    </message>
+    <message>
+        <source>Parallel answers</source>
+        <translation>并行回答数</translation>
+    </message>
+    <message>
+        <source>requests sent to the server at once</source>
+        <translation>同时发给服务器的请求数</translation>
+    </message>
+    <message>
+        <source>Connect timeout (s)</source>
+        <translation>连接超时（秒）</translation>
+    </message>
+    <message>
+        <source>Read timeout (s)</source>
+        <translation>读取超时（秒）</translation>
+    </message>
+    <message>
+        <source>longest wait for the next words</source>
+        <translation>等待下一段文字的最长时间</translation>
     </message>
 </context>
 </TS>
