@@ -204,11 +204,13 @@ def _cmd_chats(desk, args) -> int:
         desk.chats.delete(chat.id)
         _emit(args, {"deleted": chat.id}, f"deleted chat {chat.id} ({chat.title})")
         return 0
+    from engine.citations import shown_sources
+
     messages = desk.chats.messages(chat.id)
     lines = [f"# {chat.title}  ({chat.id})"]
     for m in messages:
         lines.append(f"\n{'You' if m.role == 'user' else 'DocDesk'}: {m.content}")
-        lines += [f"  {s.label}" for s in m.sources if s.cited]
+        lines += [f"  {s.label}" for s in shown_sources(m.sources)]
     payload = {
         **chat.as_dict(),
         "messages": [
