@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
 from engine.backends import registry
 from engine.backends.options import parse_options
 
+from .format_list import formats_phrase
+
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 __all__ = ["SettingsDialog", "parse_options"]
 
@@ -56,9 +58,9 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._doctor_tab(), self.tr("Doctor"))
         help_text = QLabel(
             self.tr(
-                "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
+                "Drop documents onto the window (%1), then ask questions. "
                 "Answers cite the page they come from. Everything stays on this computer."
-            )
+            ).replace("%1", formats_phrase())
         )
         help_text.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)

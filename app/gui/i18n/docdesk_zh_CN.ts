@@ -26,69 +26,69 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="79" />
+        <location filename="../chat_pane.py" line="81" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="81" />
+        <location filename="../chat_pane.py" line="83" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="83" />
+        <location filename="../chat_pane.py" line="85" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="99" />
+        <location filename="../chat_pane.py" line="101" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="101" />
+        <location filename="../chat_pane.py" line="103" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="103" />
+        <location filename="../chat_pane.py" line="105" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="106" />
+        <location filename="../chat_pane.py" line="108" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="107" />
+        <location filename="../chat_pane.py" line="109" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="152" />
+        <location filename="../chat_pane.py" line="154" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="152" />
+        <location filename="../chat_pane.py" line="154" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="168" />
+        <location filename="../chat_pane.py" line="170" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="169" />
+        <location filename="../chat_pane.py" line="171" />
         <source>Sources</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="185" />
-        <source>Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
-        <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
+        <location filename="../chat_pane.py" line="186" />
+        <source>Drop documents on the window (%1), then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
+        <translation>把文档拖入窗口（%1），然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
 </context>
 <context>
@@ -418,127 +418,127 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="50" />
+        <location filename="../settings_dialog.py" line="52" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="136" />
+        <location filename="../settings_dialog.py" line="138" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="87" />
+        <location filename="../settings_dialog.py" line="89" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="53" />
+        <location filename="../settings_dialog.py" line="55" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="55" />
+        <location filename="../settings_dialog.py" line="57" />
         <source>Serve to editors</source>
         <translation>对编辑器开放</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="89" />
+        <location filename="../settings_dialog.py" line="63" />
+        <source>Drop documents onto the window (%1), then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
+        <translation>把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="91" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="160" />
+        <location filename="../settings_dialog.py" line="162" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="165" />
+        <location filename="../settings_dialog.py" line="167" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="166" />
+        <location filename="../settings_dialog.py" line="168" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="167" />
+        <location filename="../settings_dialog.py" line="169" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="168" />
+        <location filename="../settings_dialog.py" line="170" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="54" />
+        <location filename="../settings_dialog.py" line="56" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="212" />
+        <location filename="../settings_dialog.py" line="214" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="56" />
+        <location filename="../settings_dialog.py" line="58" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="62" />
-        <source>Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
-        <translation>把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
-    </message>
-    <message>
-        <location filename="../settings_dialog.py" line="176" />
+        <location filename="../settings_dialog.py" line="178" />
         <source>Serve the library to editors while DocDesk is open</source>
         <translation>DocDesk 打开时，向编辑器开放文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="180" />
+        <location filename="../settings_dialog.py" line="182" />
         <source>none: only programs on this computer can connect</source>
         <translation>无：只有本机上的程序可以连接</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="181" />
+        <location filename="../settings_dialog.py" line="183" />
         <source>New token</source>
         <translation>生成新令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="186" />
+        <location filename="../settings_dialog.py" line="188" />
         <source>Let other computers connect (needs a token)</source>
         <translation>允许其他电脑连接（需要令牌）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="193" />
+        <location filename="../settings_dialog.py" line="195" />
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="194" />
+        <location filename="../settings_dialog.py" line="196" />
         <source>Token</source>
         <translation>令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="201" />
+        <location filename="../settings_dialog.py" line="203" />
         <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
         <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="206" />
+        <location filename="../settings_dialog.py" line="208" />
         <source>Other computers can connect only with a token: set one.</source>
         <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="220" />
+        <location filename="../settings_dialog.py" line="222" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="222" />
+        <location filename="../settings_dialog.py" line="224" />
         <source>Choose a program</source>
         <translation>选择程序</translation>
     </message>
@@ -865,6 +865,25 @@
     <message>
         <source>longest wait for the next words</source>
         <translation>等待下一段文字的最长时间</translation>
+    </message>
+</context>
+<context>
+    <name>Formats</name>
+    <message>
+        <source>text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>images</source>
+        <translation>图片</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>%1 and %2</source>
+        <translation>%1和%2</translation>
     </message>
 </context>
 </TS>

@@ -60,10 +60,10 @@ ZH = {
     "Doctor": "诊断",
     "Documents (*.pdf *.docx *.html *.htm *.md *.txt);;All files (*)": "文档 (*.pdf *.docx *.html *.htm *.md *.txt);;所有文件 (*)",
     "Done in %1 s": "用时 %1 秒完成",
-    "Drop PDFs, Word, HTML, Markdown or text files onto the window, then ask questions. "
-    "Answers cite the page they come from. Everything stays on this computer.": "把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后提问。回答会注明出处页码。所有内容都留在这台电脑上。",
-    "Drop PDFs, Word, HTML, Markdown or text files on the window, then ask a question below. "
-    "Answers cite the document and page they come from; click a citation to see it.": "把 PDF、Word、HTML、Markdown 或文本文件拖入窗口，然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。",
+    "Drop documents onto the window (%1), then ask questions. "
+    "Answers cite the page they come from. Everything stays on this computer.": "把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。",
+    "Drop documents on the window (%1), then ask a question below. "
+    "Answers cite the document and page they come from; click a citation to see it.": "把文档拖入窗口（%1），然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。",
     "Embedding model": "嵌入模型",
     "Engine error: %1": "引擎错误：%1",
     "Engine: loading the models…": "引擎：正在加载模型…",
@@ -202,19 +202,26 @@ BACKENDS_ZH = {
 }
 
 
-def add_backend_strings(tree: ET.ElementTree) -> list[str]:
-    """A "Backends" context with the registry's strings that have a translation (the others show
-    in English anyway); returns those without one."""
-    sys.path.insert(0, str(GUI.parent.parent))
-    from engine.backends.registry import strings
+# The format table's words for the window's format list (app/gui/format_list.py), context
+# "Formats": names such as PDF or Word stay as they are.
+FORMATS_ZH = {"text": "文本", "images": "图片", ", ": "、", "%1 and %2": "%1和%2"}
 
-    table = {**ZH, **BACKENDS_ZH}
+
+def add_format_strings(tree: ET.ElementTree) -> None:
+    """A "Formats" context with the format table's words that have a translation."""
+    sys.path.insert(0, str(GUI.parent.parent))
+    from ingest.readers.registry import format_groups
+
+    add_context(tree, "Formats", [*format_groups(), ", ", "%1 and %2"], FORMATS_ZH)
+
+
+def add_context(tree: ET.ElementTree, context_name: str, sources: list[str], table: dict[str, str]) -> None:
     context = ET.SubElement(tree.getroot(), "context")
     context.text, context.tail = "\n    ", "\n"
     name = ET.SubElement(context, "name")
-    name.text, name.tail = "Backends", "\n    "
+    name.text, name.tail = context_name, "\n    "
     message = name
-    for source in strings():
+    for source in sources:
         if source in table:
             message = ET.SubElement(context, "message")
             message.text, message.tail = "\n        ", "\n    "
@@ -223,6 +230,16 @@ def add_backend_strings(tree: ET.ElementTree) -> list[str]:
             element = ET.SubElement(message, "translation")
             element.text, element.tail = table[source], "\n    "
     message.tail = "\n"
+
+
+def add_backend_strings(tree: ET.ElementTree) -> list[str]:
+    """A "Backends" context with the registry's strings that have a translation (the others show
+    in English anyway); returns those without one."""
+    sys.path.insert(0, str(GUI.parent.parent))
+    from engine.backends.registry import strings
+
+    table = {**ZH, **BACKENDS_ZH}
+    add_context(tree, "Backends", list(strings()), table)
     return [source for source in strings() if source not in table]
 
 
@@ -240,6 +257,7 @@ def main() -> int:
         else:
             missing.append(source)
     missing += add_backend_strings(tree)
+    add_format_strings(tree)
     tree.write(TS, encoding="utf-8", xml_declaration=True)
     subprocess.run([str(BIN / "pyside6-lrelease"), str(TS), "-qm", str(TS.with_suffix(".qm"))], check=True)
     for source in missing:
