@@ -35,7 +35,7 @@ UV := uv==0.13.9
 PIP_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
 TORCH_SOURCE = $(if $(PIP_FIND_LINKS),$(addprefix --find-links ,$(PIP_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: run test lint bench eval clean samples screenshots dist dist-test lock llama-flags llama-server
+.PHONY: run test lint bench eval clean samples screenshots dist dist-test wheel-test lock llama-flags llama-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,3 +103,10 @@ dist: $(INSTALLED)
 
 dist-test: dist
 	bash packaging/test_dist.sh dist/DocDesk
+
+# The wheel as pip users get it: built with its sdist from the checkout's files, checked to hold every
+# package and the translations, installed with the lock into a new venv, then `docdesk --version`,
+# `serve` and `mcp` run from outside the checkout (packaging/test_wheel.sh; a few minutes).
+wheel-test: $(INSTALLED)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" BUILD_PYTHON=$(BIN)/python VENV_PYTHON=$(PYTHON) LLAMA_FLAVOUR=$(LLAMA_FLAVOUR) \
+		LOCK_PYTHON=$(LOCK_PYTHON) bash packaging/test_wheel.sh
