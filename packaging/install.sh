@@ -26,7 +26,7 @@ for size in $sizes; do
     mkdir -p "$prefix/icons/hicolor/${size}x${size}/apps"
     install -m 644 "$root/assets/icons/docdesk-$size.png" "$prefix/icons/hicolor/${size}x${size}/apps/docdesk.png"
 done
-install -m 644 "$root/assets/icons/docdesk.svg" "$prefix/icons/hicolor/scalable/apps/docdesk.svg"
+install -m 644 "$root/app/gui/icons/docdesk.svg" "$prefix/icons/hicolor/scalable/apps/docdesk.svg"
 sed "s|@EXEC@|$exe|g" "$here/docdesk.desktop.in" > "$prefix/applications/docdesk.desktop"
 ln -sf "$exe" "$bin/docdesk"
 command -v update-desktop-database >/dev/null && update-desktop-database -q "$prefix/applications" || true

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = ("app", "engine", "ingest")
-# As pyproject.toml's package-data: the files the code opens beside itself (the translations today).
+# As pyproject.toml's package-data: the files the code opens beside itself (translations, the window icon).
 DATA = ("*.qm", "*.json", "*.toml", "*.svg", "*.png", "*.ico")
 
 
@@ -83,7 +83,7 @@ def test_the_data_files_the_code_loads_are_in_the_wheel(source, wheel_names):
     data = sorted(
         p.relative_to(source).as_posix() for top in TOP for pattern in DATA for p in (source / top).rglob(pattern)
     )
-    assert "app/gui/i18n/docdesk_zh_CN.qm" in data
+    assert "app/gui/i18n/docdesk_zh_CN.qm" in data and "app/gui/icons/docdesk.svg" in data
     missing = [name for name in data if name not in wheel_names]
     assert not missing, f"not in the wheel: {missing} (pyproject.toml [tool.setuptools.package-data])"
 

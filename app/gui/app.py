@@ -32,7 +32,7 @@ def run(settings, started: float | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("DocDesk")
     app.setOrganizationName("DocDesk")
-    icon = Path(__file__).resolve().parents[2] / "assets" / "icons" / "docdesk.svg"
+    icon = Path(__file__).resolve().parent / "icons" / "docdesk.svg"  # package data: in the wheel too
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
     install_translator(app, settings.ui_language)

@@ -1,4 +1,4 @@
-"""Render docdesk.svg to the PNG sizes desktops and packages ask for (16 to 512 px).
+"""Render the window icon, app/gui/icons/docdesk.svg, to the PNG sizes desktops and packages ask for (16 to 512 px).
 
 QT_QPA_PLATFORM=offscreen python assets/icons/render_icons.py
 """
@@ -18,7 +18,7 @@ def main() -> int:
     from PySide6.QtSvg import QSvgRenderer
 
     app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])  # noqa: F841 - painting needs one
-    renderer = QSvgRenderer(str(HERE / "docdesk.svg"))
+    renderer = QSvgRenderer(str(HERE.parents[1] / "app" / "gui" / "icons" / "docdesk.svg"))
     for size in SIZES:
         image = QImage(size, size, QImage.Format_ARGB32)
         image.fill(Qt.transparent)
