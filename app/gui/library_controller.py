@@ -6,6 +6,7 @@ only shows the results.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, QUrl, Signal
@@ -17,8 +18,14 @@ from .library_pane import LibraryPane
 from .ops import Op, describe
 from .tasks import Workers
 
+log = logging.getLogger(__name__)
+
 SYNC_DELAY_MS = 1500  # a folder that changes settles before it is re-synced
 INDEX_POLL_MS = 1000  # how often the counts line asks whether the dense index is being built
+# How often the window asks whether the library changed (the CLI, sync, serve or a second window
+# wrote to it): Library.version() is one PRAGMA, ~4 µs, but it waits on the library's lock
+# while this process writes, so it runs on the store worker, never on the GUI thread.
+LIBRARY_POLL_MS = 1500
 MAX_WATCHED = 4000  # inotify's per-user watch limit is 8,192 by default
 PROGRESS_LABELS = ("reading", "embedding", "writing", "hashing")
 
@@ -52,6 +59,11 @@ class LibraryController(QObject):
         self._index_timer = QTimer(self, interval=INDEX_POLL_MS)
         self._index_timer.timeout.connect(self._show_index_build)
         self._index_timer.start()
+        self._shown_version = None  # library.version() read just before the list on screen
+        self._reading = 0  # lists and polls on their way: the next poll waits for them
+        self._poll_timer = QTimer(self, interval=LIBRARY_POLL_MS)
+        self._poll_timer.timeout.connect(self._poll)
+        self._poll_timer.start()
         self._counts_text = ""
         self._labels = {
             "reading": self.tr("reading"),
@@ -63,12 +75,33 @@ class LibraryController(QObject):
     # -- the list -------------------------------------------------------------------------
     def refresh(self) -> None:
         def work(_ctx):
-            return self.desk.documents(), self.desk.library.read_only
+            version = self.desk.library.version()  # before the list: a commit between them shows at the next poll
+            return version, self.desk.documents(), self.desk.library.read_only
 
-        Op(self.workers, "store", "list", work).success(self._show).run()
+        self._reading += 1
+        Op(self.workers, "store", "list", work).success(self._show).failure(self._read_failed).run()
+
+    def _poll(self) -> None:
+        """Refresh when another process (or this one) changed the library since the list was read."""
+        if self._reading or self._shown_version is None:
+            return
+        self._reading += 1
+        Op(self.workers, "store", "poll", lambda _ctx: self.desk.library.version()).success(self._polled).failure(
+            self._read_failed
+        ).run()
+
+    def _polled(self, version) -> None:
+        self._reading -= 1
+        if version != self._shown_version:
+            self.refresh()
+
+    def _read_failed(self, exc: BaseException) -> None:
+        self._reading -= 1
+        log.info("reading the library failed: %s", describe(exc))
 
     def _show(self, listing) -> None:
-        docs, read_only = listing
+        self._reading -= 1
+        self._shown_version, docs, read_only = listing
         self.pane.show_documents(docs)
         indexed = [d for d in docs if d.status == "indexed"]
         passages = sum(d.passages for d in indexed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -69,7 +69,9 @@ class LibraryPane(QWidget):
 
     # -- content ----------------------------------------------------------------------
     def show_documents(self, docs) -> None:
-        selected = set(self.selected_ids())
+        """The list as the library has it now; the selection, the current row and the scroll
+        position stay where the user left them (a poll refreshes this every few seconds)."""
+        kept = self._view_state()
         lines = []
         for doc in docs:
             status = doc.status
@@ -84,19 +86,33 @@ class LibraryPane(QWidget):
             tooltip = doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}"
             lines.append(DocumentLine(doc.id, doc.path, cells, doc.pages, tooltip))
         self.model.set_lines(lines)
-        self._reselect(selected)
+        self._restore_view(*kept)
 
     def _filter_changed(self, text: str) -> None:
-        selected = set(self.selected_ids())
+        selected, current, _scroll = self._view_state()
         self.model.set_filter(text)
-        self._reselect(selected)
+        self._restore_view(selected, current, None)  # a new filter shows its rows from the top
 
-    def _reselect(self, doc_ids: set[str]) -> None:
-        if not doc_ids:
-            return
-        for row in range(self.model.rowCount()):
-            if self.model.line(row).doc_id in doc_ids:
-                self.table.selectRow(row)
+    def _view_state(self) -> tuple[set[str], str, tuple[int, int]]:
+        index = self.table.currentIndex()
+        current = self.model.line(index.row()).doc_id if index.isValid() else ""
+        scroll = (self.table.horizontalScrollBar().value(), self.table.verticalScrollBar().value())
+        return set(self.selected_ids()), current, scroll
+
+    def _restore_view(self, doc_ids: set[str], current: str, scroll: tuple[int, int] | None) -> None:
+        """Select the rows of `doc_ids` again (without scrolling to them), then scroll back."""
+        selection = QItemSelection()
+        for row in range(self.model.rowCount()) if doc_ids or current else ():
+            doc_id = self.model.line(row).doc_id
+            if doc_id == current:
+                self.table.selectionModel().setCurrentIndex(self.model.index(row, 0), QItemSelectionModel.NoUpdate)
+            if doc_id in doc_ids:
+                selection.select(self.model.index(row, 0), self.model.index(row, self.model.columnCount() - 1))
+        if not selection.isEmpty():
+            self.table.selectionModel().select(selection, QItemSelectionModel.ClearAndSelect)
+        if scroll is not None:
+            self.table.horizontalScrollBar().setValue(scroll[0])
+            self.table.verticalScrollBar().setValue(scroll[1])
 
     def show_progress(self, path: str, text: str) -> None:
         self._progress[path] = text
