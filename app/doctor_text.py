@@ -43,3 +43,15 @@ def render(result: dict) -> str:
     elif "plan_message" in result:
         lines.append(result["plan_message"])
     return "\n".join(lines)
+
+
+def gpu_situation(result: dict) -> tuple[str, str, float]:
+    """The GPU part of the report in one word, with the first card's name and GiB: "none" (no
+    NVIDIA GPU), "offload" (llama-cpp-python can use it), "cpu-build" (it cannot: a CPU-only
+    build) or "no-llama" (llama-cpp-python is not installed)."""
+    if not result["gpus"]:
+        return "none", "", 0.0
+    gpu = result["gpus"][0]
+    offload = result["llama_cpp_gpu_offload"]
+    kind = "no-llama" if offload is None else "offload" if offload else "cpu-build"
+    return kind, gpu["name"], gpu["vram_bytes"] / GIB

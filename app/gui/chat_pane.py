@@ -1,13 +1,11 @@
-"""The chat pane: chats (new, rename, delete), a streamed Markdown transcript with citation links,
-a sources strip under each answer, and the question box (Ctrl+Enter sends, Esc stops)."""
+"""The chat pane: chats (new, rename, delete), a streamed transcript with citation links (each
+message rendered on its own: app/gui/transcript.py), a sources strip under each answer, the
+first-run guide while a chat is empty, and the question box (Ctrl+Enter sends, Esc stops)."""
 
 from __future__ import annotations
 
-import html
-import re
-
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -22,30 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.citations import CITATION, NUMBER, shown_sources
-
-from .format_list import formats_phrase
-
-
-def _md_text(text: str) -> str:
-    """Plain text that Markdown shows as it is."""
-    return re.sub(r"([\\`*_\[\]<>#])", r"\\\1", html.unescape(text))
-
-
-def _citation_links(match: re.Match, message: int) -> str:
-    """`[n]` as one link; `[1, 2]` as written, each number its own link."""
-    numbers = match.group(1)
-    if numbers.isdigit():
-        return f"[\\[{numbers}\\]](cite:{message}/{numbers})"
-    linked = NUMBER.sub(lambda n: f"[{n.group()}](cite:{message}/{n.group()})", numbers)
-    return f"\\[{linked}\\]"
-
-
-def answer_markdown(text: str, message: int) -> str:
-    """An answer with each citation turned into links the window opens at the cited page. Raw HTML
-    a model writes ("</pre>") is shown as text, or it would swallow the rest of the transcript."""
-    text = text.replace("<", "\\<")
-    return CITATION.sub(lambda m: _citation_links(m, message), text)
+from .first_run import FirstRunGuide
+from .transcript import TranscriptRenderer
 
 
 class ChatPane(QWidget):
@@ -73,7 +49,12 @@ class ChatPane(QWidget):
 
         self.messages: list[dict] = []  # {"role", "text", "sources": [CitedSource], "pending": bool}
         self.chat_id = ""
-        self.render()  # the first-run hint
+        self.guide = FirstRunGuide(self)
+        self.first_run_note = ""  # the GPU sentence, once the doctor has looked
+        self._renderer = TranscriptRenderer(self.tr("You"), self.tr("Sources"))
+        self._shown: list[str] = []  # each message's HTML as the transcript shows it
+        self._tail_start = 0  # where the last message begins in the transcript
+        self.render()  # the first-run guide
 
     def _chat_list(self) -> QWidget:
         self.chats = QListWidget()
@@ -96,6 +77,7 @@ class ChatPane(QWidget):
 
     def _conversation(self) -> QWidget:
         self.transcript = QTextBrowser()
+        self.transcript.document().setUndoRedoEnabled(False)  # edited as an answer streams in
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
         self.question = QPlainTextEdit(placeholderText=self.tr("Ask your documents… (Ctrl+Enter to send)"))
@@ -166,30 +148,42 @@ class ChatPane(QWidget):
         self.render()
 
     def render(self) -> None:
-        parts = []
-        you, sources_label = self.tr("You"), self.tr("Sources")
-        for i, m in enumerate(self.messages):
-            if m["role"] == "user":
-                parts.append(f"**{you}:** {_md_text(m['text'])}")
-                continue
-            text = m["text"] or ("…" if m.get("pending") else "")
-            parts.append(f"**DocDesk:** {answer_markdown(text, i)}")
-            cited = shown_sources(m.get("sources", []))
-            if cited and not m.get("pending"):
-                strip = " · ".join(f"[\\[{s.n}\\] {_md_text(s.name)}, {s.page_label}](cite:{i}/{s.n})" for s in cited)
-                parts.append(f"*{sources_label}:* {strip}")
-        if not parts:  # first run, or a new chat: say what to do
-            parts.append(
-                self.tr(
-                    "Drop documents on the window (%1), then ask a question below. "
-                    "Answers cite the document and page they come from; click a citation to see it."
-                ).replace("%1", formats_phrase())
-            )
+        """Show the messages; while an answer streams in, only the last message is rendered and
+        replaced, the rest of the transcript stays as it is."""
         bar = self.transcript.verticalScrollBar()
         at_end = bar.value() >= bar.maximum() - 4
-        self.transcript.setMarkdown("\n\n".join(parts))
+        shown = [self._renderer.message_html(m, i) for i, m in enumerate(self.messages)]
+        if not shown:
+            self.transcript.setHtml(self.guide.html(self.first_run_note))
+        elif len(shown) == len(self._shown) and shown[:-1] == self._shown[:-1]:
+            if shown[-1] != self._shown[-1]:
+                self._replace_tail(shown[-1])
+        else:
+            self.transcript.setHtml("\n".join(shown[:-1]))
+            self._tail_start = self.transcript.document().characterCount() - 1 if len(shown) > 1 else 0
+            self._replace_tail(shown[-1])
+        self._shown = shown
         if at_end:
             bar.setValue(bar.maximum())
+
+    def _replace_tail(self, last: str) -> None:
+        cursor = QTextCursor(self.transcript.document())
+        cursor.setPosition(self._tail_start)
+        cursor.movePosition(QTextCursor.End, QTextCursor.KeepAnchor)
+        cursor.removeSelectedText()
+        if self._tail_start:
+            cursor.insertBlock()  # the last message's blocks begin after the others'
+        cursor.insertHtml(last)
+
+    def set_first_run_note(self, text: str) -> None:
+        """The guide's GPU sentence (FirstRunGuide.check finds it)."""
+        self.first_run_note = text
+        if not self.messages:
+            self.render()
+
+    def check_gpu(self, workers, llm) -> None:
+        """Look for the GPU on `workers` and put what it means into the guide."""
+        self.guide.check(workers, self, llm)
 
     def append_text(self, text: str) -> None:
         if self.messages and self.messages[-1]["role"] == "assistant":

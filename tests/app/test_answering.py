@@ -63,18 +63,14 @@ def test_a_reader_is_shown_the_cited_sources_else_all():
 
 
 def test_the_window_links_each_number_of_a_grouped_citation(qapp):
-    from PySide6.QtGui import QTextDocument
+    from app.gui.transcript import answer_document
 
-    from app.gui.chat_pane import answer_markdown
-
-    markdown = answer_markdown("Cats sleep [1, 2]. 猫在冬天睡觉 [3，1]. Dogs too [2]. Not [x].", 4)
-    assert "[\\[2\\]](cite:4/2)" in markdown  # a single citation stays one link, "[2]"
-    document = QTextDocument()
-    document.setMarkdown(markdown)
+    document = answer_document("Cats sleep [1, 2]. 猫在冬天睡觉 [3，1]. Dogs too [2]. Not [x].", 4)
     html = document.toHtml()
     for n in (1, 2, 3):
         assert f'href="cite:4/{n}"' in html
     assert html.count('href="cite:4/1"') == 2 and html.count('href="cite:4/2"') == 2
+    assert ">[2]</span></a>" in html  # a single citation stays one link, "[2]"
     text = document.toPlainText()
     assert "Cats sleep [1, 2]." in text and "[3，1]" in text and "Not [x]." in text
 

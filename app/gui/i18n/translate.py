@@ -64,6 +64,23 @@ ZH = {
     "Answers cite the page they come from. Everything stays on this computer.": "把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。",
     "Drop documents on the window (%1), then ask a question below. "
     "Answers cite the document and page they come from; click a citation to see it.": "把文档拖入窗口（%1），然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。",
+    "Start in three steps": "三步开始",
+    "<b>Add documents</b>: drop them on the window, or press %1 (%2).": "<b>添加文档</b>：拖入窗口，或按 %1（%2）。",
+    "<b>Ask a question</b> in the box below (Ctrl+Enter). Answers cite the document and page "
+    "they come from; click a citation to see it.": "在下方输入框中<b>提问</b>（Ctrl+Enter）。回答会注明出处文档和页码；点击引用即可查看原文。",
+    "<b>Choose a model</b> in Settings → Model.": "在“设置 → 模型”中<b>选择模型</b>。",
+    "The bundled model is SmolLM2-135M-Instruct, a 135M-parameter demonstration model: it runs "
+    "anywhere but answers poorly. For real answers choose, in Settings → Model, a GGUF file such as "
+    "Qwen2.5 or Qwen3 (7B) or Gemma 3 at Q4_K_M, or an OpenAI-compatible server.": "自带模型是 SmolLM2-135M-Instruct，一个 1.35 亿参数的演示模型：在哪里都能运行，但回答质量很差。要得到真正的回答，请在“设置 → 模型”中选择一个 GGUF 文件（例如 Q4_K_M 量化的 Qwen2.5、Qwen3（7B）或 Gemma 3），或一个 OpenAI 兼容的服务器。",  # noqa: E501
+    "Checking this machine's GPU…": "正在检查本机的 GPU…",
+    "No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M).": "本机没有 NVIDIA GPU：回答在 CPU 上运行，请选择小模型（10–40 亿参数，Q4_K_M）。",  # noqa: E501
+    "GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.": "GPU：%1（%2 GiB），用于回答：请选择显存放得下的模型。",  # noqa: E501
+    "A GPU is here (%1) but this llama.cpp build cannot offload to it: install the CUDA toolkit "
+    "(nvcc) and run `make run` again.": "本机有 GPU（%1），但当前的 llama.cpp 版本无法使用它：请安装 CUDA 工具包（nvcc），然后重新运行 `make run`。",  # noqa: E501
+    "A GPU is here (%1) but llama-cpp-python is not installed: install the CUDA toolkit (nvcc) and "
+    "run `make run`.": "本机有 GPU（%1），但没有安装 llama-cpp-python：请安装 CUDA 工具包（nvcc），然后运行 `make run`。",
+    "Answers come from the server at %1: its GPU, not this computer's, does the work.": "回答来自 %1 的服务器：由它的 GPU 而不是本机完成计算。",  # noqa: E501
+    "The GPU check failed: see Settings → Doctor.": "GPU 检查失败：请查看“设置 → 诊断”。",
     "Embedding model": "嵌入模型",
     "Engine error: %1": "引擎错误：%1",
     "Engine: loading the models…": "引擎：正在加载模型…",
