@@ -1,17 +1,19 @@
 """The main window: the library pane, the chat pane and the status bar, laid out and wired to the
 controllers that do the work (library, chat, summary, engine, settings). The window itself
-holds no logic beyond layout, drag and drop, and its own geometry."""
+holds no logic beyond layout, the menus and keyboard, drag and drop, and its own geometry (sized
+for the screen it opens on, app/gui/screen_fit.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar
 
 from ingest.readers.registry import supported_extensions
 
+from .. import __version__
 from ..crash import CrashNotice
 from ..services import DocDesk
 from ..settings import config_path
@@ -21,6 +23,7 @@ from .document_opener import DocumentOpener
 from .engine_controller import EngineController
 from .library_controller import LibraryController
 from .library_pane import LibraryPane
+from .screen_fit import DialogFit, available, clamp, first_geometry
 from .serve_controller import ServeController
 from .settings_controller import SettingsController
 from .summary_controller import SummaryController
@@ -41,15 +44,16 @@ class MainWindow(QMainWindow):
         self.workers = Workers()
         self.setWindowTitle("DocDesk")
         self.setAcceptDrops(True)
-        self.resize(1280, 820)
+        self.dialog_fit = DialogFit(self)  # before any dialog is made: every one is kept on screen
         self._build_layout()
         self._build_controllers()
         self._toolbar()
+        self._menus()
+        self._keyboard()
 
         self._window_settings = QSettings(str(config_path().with_name("window.ini")), QSettings.IniFormat)
         self._restored = False
-        if self._window_settings.value("geometry"):
-            self.restoreGeometry(self._window_settings.value("geometry"))
+        self._place()
         self.library.refresh()
         self.chat.refresh_chats()
         self.library.watch()
@@ -103,15 +107,93 @@ class MainWindow(QMainWindow):
         self.library_pane.add_requested.connect(self.choose_files)
         self.library_pane.summarize_requested.connect(self.summaries.summarize)
 
+    def _action(self, text: str, slot, standard=None, fallback: str = "") -> QAction:
+        """An action with the platform's standard shortcut where Qt has one, else `fallback`."""
+        action = QAction(text, self)
+        keys = QKeySequence.keyBindings(standard) if standard is not None else []
+        action.setShortcuts(keys or ([QKeySequence(fallback)] if fallback else []))
+        action.triggered.connect(slot)
+        return action
+
     def _toolbar(self) -> None:
+        self.add_action = self._action(self.tr("Add documents…"), self.choose_files, QKeySequence.Open, "Ctrl+O")
+        self.add_action.setIconText(self.tr("Add…"))
+        self.summarize_action = self._action(self.tr("Summarize"), self._summarize_selected, fallback="Ctrl+Shift+S")
+        self.settings_action = self._action(
+            self.tr("Settings…"), self.open_settings, QKeySequence.Preferences, "Ctrl+,"
+        )
         bar = QToolBar(self.tr("Main"))
         bar.setObjectName("main-toolbar")
         self.addToolBar(bar)
-        self.add_action = QAction(self.tr("Add…"), self, shortcut=QKeySequence.Open, triggered=self.choose_files)
-        self.summarize_action = QAction(self.tr("Summarize"), self, triggered=self._summarize_selected)
-        self.settings_action = QAction(self.tr("Settings…"), self, triggered=self.open_settings)
         for action in (self.add_action, self.summarize_action, self.settings_action):
             bar.addAction(action)
+
+    def _menus(self) -> None:
+        """File, Chat and Help: every command of the window, each with its shortcut."""
+        pane = self.chat_pane
+        self.filter_action = self._action(self.tr("Filter documents"), self._focus_filter, QKeySequence.Find, "Ctrl+F")
+        self.quit_action = self._action(self.tr("Quit"), self.close, QKeySequence.Quit, "Ctrl+Q")
+        self.new_chat_action = self._action(self.tr("New chat"), pane.new_chat, QKeySequence.New, "Ctrl+N")
+        self.ask_action = self._action(self.tr("Ask a question"), self._focus_question, fallback="Ctrl+L")
+        self.stop_action = self._action(self.tr("Stop"), pane.stop_requested, QKeySequence.Cancel, "Esc")
+        self.stop_action.setEnabled(False)
+        self.chat.busy_changed.connect(self.stop_action.setEnabled)
+        self.doctor_action = self._action(self.tr("Doctor's report"), self.engine.show_doctor_report)
+        self.about_action = self._action(self.tr("About DocDesk"), self.show_about)
+        menus = (
+            (
+                self.tr("&File"),
+                (self.add_action, self.filter_action, None, self.settings_action, None, self.quit_action),
+            ),
+            (self.tr("&Chat"), (self.new_chat_action, self.ask_action, self.summarize_action, self.stop_action)),
+            (self.tr("&Help"), (self.doctor_action, self.about_action)),
+        )
+        for title, actions in menus:
+            menu = self.menuBar().addMenu(title)
+            for action in actions:
+                if action is None:
+                    menu.addSeparator()
+                else:
+                    menu.addAction(action)
+        # The menu's Stop owns Esc now: the chat pane's own Esc shortcut would make it ambiguous.
+        for shortcut in pane.findChildren(QShortcut):
+            if shortcut.key() in self.stop_action.shortcuts():
+                shortcut.setEnabled(False)
+
+    def _keyboard(self) -> None:
+        """Tab moves on from the table and the question box; the main controls have names."""
+        self.library_pane.table.setTabKeyNavigation(False)
+        self.chat_pane.question.setTabChangesFocus(True)
+        names = (
+            (self.library_pane.filter, self.tr("Filter documents")),
+            (self.library_pane.table, self.tr("Documents")),
+            (self.library_pane.add_button, self.tr("Add documents…")),
+            (self.chat_pane.chats, self.tr("Chats")),
+            (self.chat_pane.transcript, self.tr("Conversation")),
+            (self.chat_pane.question, self.tr("Question")),
+            (self.chat_pane.send, self.tr("Send")),
+            (self.chat_pane.stop, self.tr("Stop")),
+            (self.chat_pane.only_selected, self.tr("Only the selected documents")),
+            (self.chat_pane.show_passages, self.tr("Show retrieved passages")),
+            (self.engine_label, self.tr("Engine status")),
+            (self.library_label, self.tr("Library status")),
+        )
+        for widget, name in names:
+            widget.setAccessibleName(name)
+
+    def _place(self) -> None:
+        """A first start takes 85% of the screen it opens on, centred; a saved geometry comes back
+        moved and shrunk to fit the screen it is on now (another monitor, resolution or scale)."""
+        saved = self._window_settings.value("geometry")
+        if not (saved and self.restoreGeometry(saved)):
+            self.setGeometry(first_geometry(available(self)))
+        elif not (self.isMaximized() or self.isFullScreen()):
+            self.setGeometry(clamp(self.geometry(), available(self)))
+
+    def childEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().childEvent(event)
+        if event.type() == QEvent.ChildPolished:  # a dialog of this window, about to be shown
+            self.dialog_fit.watch(event.child())
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -177,6 +259,23 @@ class MainWindow(QMainWindow):
         if paths:
             self.add_paths([Path(p) for p in paths])
 
+    def _focus_question(self) -> None:
+        self.chat_pane.question.setFocus(Qt.ShortcutFocusReason)
+
+    def _focus_filter(self) -> None:
+        self.library_pane.filter.setFocus(Qt.ShortcutFocusReason)
+        self.library_pane.filter.selectAll()
+
+    def show_about(self) -> QMessageBox:
+        text = self.tr(
+            "DocDesk %1: ask your documents, with answers that cite the page they come from. "
+            "Everything stays on this computer."
+        ).replace("%1", __version__)
+        box = QMessageBox(QMessageBox.Information, self.tr("About DocDesk"), text, parent=self)
+        self.about_box = box
+        box.open()  # never blocks the window
+        return box
+
     def _summarize_selected(self) -> None:
         ids = self.library_pane.selected_ids()
         if ids:
@@ -200,5 +299,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(self.tr("Stopping…"))
         self.serve.stop()  # before the model closes: answers still being written stop first
         self.workers.shutdown()
+        for timer in self.findChildren(QTimer):  # nothing polls a closed window: its workers are gone
+            timer.stop()
         self.desk.close()
         super().closeEvent(event)

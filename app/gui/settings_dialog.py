@@ -33,6 +33,7 @@ from engine.backends import registry
 from engine.backends.options import parse_options
 
 from .format_list import formats_phrase
+from .screen_fit import fit_dialog
 
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 __all__ = ["SettingsDialog", "parse_options"]
@@ -71,6 +72,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(tabs, 1)
         layout.addWidget(buttons)
         self.tabs = tabs
+        fit_dialog(self, self.sizeHint())  # never past a small screen
 
     def _model_tab(self) -> QWidget:
         """The backend list and, below it, only the fields of the chosen backend (one page each)."""

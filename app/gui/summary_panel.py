@@ -3,7 +3,7 @@ summary with page links, Copy and "Save as Markdown"."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QTextBrowser,
     QVBoxLayout,
 )
+
+from .screen_fit import fit_dialog
 
 
 def summary_markdown(summary) -> str:
@@ -31,7 +33,7 @@ class SummaryPanel(QDialog):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.resize(700, 760)
+        fit_dialog(self, QSize(700, 760))  # less on a small screen
         self.status = QLabel()
         self.progress = QProgressBar()
         self.cancel = QPushButton(self.tr("Cancel"))

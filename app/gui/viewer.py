@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPointF, QUrl
+from PySide6.QtCore import QModelIndex, QPointF, QSize, QUrl
 from PySide6.QtGui import QDesktopServices, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout
 
 from ingest.cjk import CJK_RANGES
 from ingest.records import PageOcr
+
+from .screen_fit import fit_dialog
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 
@@ -43,7 +45,7 @@ class CitationViewer(QDialog):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Source"))
-        self.resize(820, 900)
+        fit_dialog(self, QSize(820, 900))  # less on a small screen
         self.title = QLabel()
         self.stack = QStackedWidget()
         self.text = QTextBrowser()
