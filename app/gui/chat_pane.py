@@ -5,7 +5,7 @@ first-run guide while a chat is empty, and the question box (Ctrl+Enter sends, E
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -158,6 +158,10 @@ class ChatPane(QWidget):
         elif len(shown) == len(self._shown) and shown[:-1] == self._shown[:-1]:
             if shown[-1] != self._shown[-1]:
                 self._replace_tail(shown[-1])
+        elif self._shown and shown[: len(self._shown)] == self._shown:  # a question and its answer added
+            for added in shown[len(self._shown) :]:
+                self._tail_start = self.transcript.document().characterCount() - 1
+                self._replace_tail(added)
         else:
             self.transcript.setHtml("\n".join(shown[:-1]))
             self._tail_start = self.transcript.document().characterCount() - 1 if len(shown) > 1 else 0
@@ -171,8 +175,11 @@ class ChatPane(QWidget):
         cursor.setPosition(self._tail_start)
         cursor.movePosition(QTextCursor.End, QTextCursor.KeepAnchor)
         cursor.removeSelectedText()
-        if self._tail_start:
-            cursor.insertBlock()  # the last message's blocks begin after the others'
+        if self._tail_start:  # a paragraph of its own after the others: never part of their code block or list
+            paragraph = QTextBlockFormat()
+            paragraph.setTopMargin(12)
+            paragraph.setBottomMargin(12)
+            cursor.insertBlock(paragraph, QTextCharFormat())
         cursor.insertHtml(last)
 
     def set_first_run_note(self, text: str) -> None:

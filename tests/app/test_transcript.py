@@ -101,8 +101,13 @@ def test_raw_html_and_stray_markup_are_shown_as_text(pane):
 
 
 def test_a_streamed_answer_replaces_only_itself(pane):
-    earlier = [{"role": "user", "text": "first"}, answer("Cats [1].", 1), {"role": "user", "text": "second"}]
-    pane.show_messages([*earlier, {"role": "assistant", "text": "", "sources": [], "pending": True}])
+    pane.show_messages([{"role": "user", "text": "first"}, answer("Cats [1].", 1)])
+    # As the window asks: the question and an empty answer added to the chat shown.
+    pane.messages += [
+        {"role": "user", "text": "second"},
+        {"role": "assistant", "text": "", "sources": [], "pending": True},
+    ]
+    pane.render()
     assert pane.transcript.toPlainText().endswith("DocDesk: …")
     for part in ("Dogs ", "sleep [2", "]. ```\n", "code [1]"):
         pane.append_text(part)
@@ -124,3 +129,19 @@ def test_a_new_chat_after_a_broken_one_is_whole(pane):
     pane.show_messages([{"role": "user", "text": "fresh"}, answer("Fine [1].", 1)])
     assert pane.transcript.toPlainText().startswith("You: fresh")
     assert not in_code(pane, "Fine") and ("cite:1/1", "[1]", False) in anchors(pane)
+
+
+@pytest.mark.parametrize("broken", ["```\nnever closed [1]\n- x", "- a list [1]\n- b", "> quoted [1]", "# heading [1]"])
+def test_the_next_question_is_not_part_of_an_answer_without_sources(pane, broken):
+    """No Sources line between them: the next turn still starts a paragraph of its own."""
+    pane.show_messages([{"role": "user", "text": "q"}, answer(broken)])
+    pane.messages += [{"role": "user", "text": "second question"}, answer("", 1) | {"pending": True}]
+    pane.render()
+    pane.append_text("fine [1]")
+    for text in ("second question", "fine"):
+        block = pane.transcript.document().find(text).block()
+        assert not in_code(pane, text) and block.textList() is None and block.blockFormat().headingLevel() == 0
+        assert block.blockFormat().leftMargin() == 0 and block.blockFormat().indent() == 0
+    assert ("cite:1/1", "[1]", broken.startswith("```")) in anchors(pane) and ("cite:3/1", "[1]", False) in anchors(
+        pane
+    )
