@@ -109,14 +109,20 @@ REAL_SCREENS = [
 ]
 
 
-def probe(tmp_path: Path, width: int, height: int, scale: float, platform: str = "", args=()) -> dict:
+def probe(tmp_path: Path, width: int, height: int, scale: float = 1, xvfb: bool = False) -> dict:
+    """The probe's report in a child process: offscreen with a screen file, or on an X server
+    (xvfb-run) of that size, where it also saves a screenshot as tmp_path/screen.png."""
     screens = {"screens": [{"name": "probe", "x": 0, "y": 0, "width": width, "height": height, "dpr": 1}]}
     (tmp_path / "screens.json").write_text(json.dumps(screens), encoding="utf-8")
-    env = dict(os.environ, QT_QPA_PLATFORM=platform or f"offscreen:configfile={tmp_path / 'screens.json'}")
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={tmp_path / 'screens.json'}")
     env["QT_SCALE_FACTOR"] = str(scale)
-    run = subprocess.run(
-        [sys.executable, str(PROBE), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    command = [sys.executable, str(PROBE)]
+    if xvfb:
+        env["QT_QPA_PLATFORM"] = "xcb"
+        command = ["xvfb-run", "-a", "-s", f"-screen 0 {width}x{height}x24", *command, str(tmp_path / "screen.png")]
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    if xvfb and "Could not load the Qt platform plugin" in run.stderr:
+        pytest.skip("Qt's xcb plugin cannot load: its libraries (libxcb-icccm4, libxcb-keysyms1, …) are missing")
     lines = [line for line in run.stdout.splitlines() if line.startswith("PROBE ")]
     assert run.returncode == 0 and lines, run.stderr[-3000:]
     return json.loads(lines[-1][len("PROBE ") :])

@@ -84,6 +84,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1:  # the whole screen, as a person would see it
         screen.grabWindow(0).save(argv[1])
     report["dialogs"] = _dialogs(window)
+    if len(argv) > 1:  # the last dialog opened on top of the others
+        screen.grabWindow(0).save(str(Path(argv[1]).with_suffix(".dialogs.png")))
     window.setGeometry(-500, -400, 5000, 4000)  # saved on a larger screen, or one that is gone
     window.close()
     _settle(app)
