@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         self.chat.refresh_chats()
         self.library.watch()
         self.serve.apply(self.desk.settings.serve)
+        self.chat_pane.check_gpu(self.workers, self.desk.settings.llm)  # the first-run guide's GPU sentence
         if crash_notice is not None:
             self._show_crash_notice(crash_notice)
         if warm_up:  # after the window is up: models load in the background
