@@ -7,6 +7,8 @@ import time
 
 from ingest.pipeline import Progress
 
+from .progress_lines import detail, fraction
+
 
 class ProgressBar:
     def __init__(self, stream=None, width: int = 24) -> None:
@@ -35,9 +37,11 @@ class ProgressBar:
             if not final and now - self._last_draw < 0.1:
                 return
             self._last_draw = now
-            filled = int(self.width * event.files_done / total)
+            within = fraction(event) if event.stage in ("reading", "embedding") else 0.0  # of the file being read
+            filled = min(self.width, int(self.width * (event.files_done + within) / total))
             bar = "█" * filled + "·" * (self.width - filled)
-            self.stream.write(f"\r\x1b[K{bar} {counts} {event.stage} {name}")
+            stage = "OCR" if event.stage == "reading" and event.ocr_page else event.stage
+            self.stream.write(f"\r\x1b[K{bar} {counts} {stage} {name}{detail(event)}")
             self.stream.flush()
         elif event.stage in ("done", "failed", "reembedding"):
             suffix = f": {event.reason}" if event.reason else ""

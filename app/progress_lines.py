@@ -44,8 +44,8 @@ class ProgressLines:
             return f"{counts} · indexed {event.path} ({event.pages} pages, {event.passages} passages)"
         if event.stage == "failed":
             return f"{counts} · failed {event.path}: {event.reason}"
-        so_far = f": {event.pages} pages, {event.passages} passages so far" if event.pages else ""
-        return f"{counts} · {event.stage} {event.path}{so_far}"
+        stage = "OCR" if event.stage == "reading" and event.ocr_page else event.stage
+        return f"{counts} · {stage} {event.path}{detail(event)}"
 
     def _write(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -54,6 +54,29 @@ class ProgressLines:
 
     def finish(self) -> None:
         pass
+
+
+def detail(event: Progress) -> str:
+    """Where the file being read or embedded is, with its totals where they are known:
+    ": page 2/4, 14 passages so far", ": page 3/10" (OCR), ": 96/120 passages" (embedding)."""
+    passages = f", {event.passages} passages so far" if event.passages else ""
+    if event.stage == "reading" and event.ocr_page:
+        of = f"/{event.pages_total}" if event.pages_total else ""
+        return f": page {event.ocr_page}{of}{passages}"
+    if event.stage == "reading" and event.pages_total:
+        return f": page {event.pages}/{event.pages_total}{passages}"
+    if event.stage == "embedding" and event.passages_total:
+        return f": {event.passages}/{event.passages_total} passages"
+    return f": {event.pages} pages, {event.passages} passages so far" if event.pages else ""
+
+
+def fraction(event: Progress) -> float:
+    """How much of the file being read or embedded is done (0 where its total is not known)."""
+    if event.stage == "reading" and event.pages_total:
+        return min(1.0, (event.ocr_page - 1 if event.ocr_page else event.pages) / event.pages_total)
+    if event.stage == "embedding" and event.passages_total:
+        return min(1.0, event.passages / event.passages_total)
+    return 0.0
 
 
 def progress_for(stream=None):

@@ -11,7 +11,10 @@ page text, so a citation can be drawn on the page image.
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .cjk import CJK_RANGES
@@ -109,10 +112,28 @@ def _skew(found) -> float:
     return sorted(angles)[len(angles) // 2]
 
 
+_watch = threading.local()
+
+
+@contextmanager
+def each_page(callback: Callable[[], None]) -> Iterator[None]:
+    """callback() as each page image on this thread is handed to OCR (seconds a page, and the
+    first loads the engine): the reader process reports "OCR page n of N" by it."""
+    previous = getattr(_watch, "callback", None)
+    _watch.callback = callback
+    try:
+        yield
+    finally:
+        _watch.callback = previous
+
+
 def ocr_image(image) -> OcrPage:
     """Read one page image (a PIL image of any size): its text in reading order and its lines.
     Line boxes are fractions of the image as it was read: turned by `rotated` degrees clockwise,
     then by `skew` degrees to level it (both 0 for most pages)."""
+    callback = getattr(_watch, "callback", None)
+    if callback is not None:
+        callback()
     started = time.perf_counter()
     image = bounded(image)
     found, flipped = _detect(image)

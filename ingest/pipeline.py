@@ -17,18 +17,18 @@ from pathlib import Path
 
 from .chunking import Chunker
 from .discover import expand_paths, mass_removal, present
+from .document_builder import DocumentBuilder
 from .embedding import Embedder
 from .filehash import file_digest
 from .language import guess_language
-from .reader_process import Finished, Pages, ReaderProcess, read_stream
-from .records import Passage, ReadResult
+from .reader_process import Finished, Pages, ReaderProcess, Reading, read_stream
+from .records import ReadResult
 from .store.library import FileRecord, IndexedDocument, Library
 from .store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
 READ_AHEAD = 4  # documents read ahead of the embedder; bounds memory on huge batches
-EMBED_CHUNK = 32  # passages per encode call while a document streams in
 
 
 class _Stopped(Exception):
@@ -41,9 +41,12 @@ class Progress:
     files_done: int
     files_total: int
     path: str = ""
-    pages: int = 0
-    passages: int = 0
+    pages: int = 0  # read so far (reading), or all of them
+    passages: int = 0  # embedded so far (reading, embedding), or all of them
     reason: str = ""
+    pages_total: int = 0  # the document's pages where the reader knows them up front (a PDF); 0: not known
+    ocr_page: int = 0  # reading: the page OCR is reading now (seconds a page); 0: none
+    passages_total: int = 0  # embedding: the document's passages, known once it is all read
 
 
 @dataclass
@@ -279,7 +282,7 @@ class Ingestor:
                 if self.cancel.is_set():
                     break
                 submit_ahead(number)
-                builder = _DocumentBuilder(self.chunker, self.embedder, self._time)
+                builder = DocumentBuilder(self.chunker, self.embedder, self._time)
                 try:
                     finished = self._read_into(reader, number, job, builder, password, len(jobs))
                 except _Stopped:  # cancelled mid-document: it stays queued, nothing of it is written
@@ -296,16 +299,23 @@ class Ingestor:
         """Feed the document's pages to the builder as they arrive; return the reader's verdict."""
         path = job.file.path
         finished: Finished | None = None
+        where = Reading(number)  # the page total, and the page OCR reads now
 
-        def handle(message: Pages | Finished) -> None:
-            nonlocal finished
+        def handle(message: Pages | Reading | Finished) -> None:
+            nonlocal finished, where
             if isinstance(message, Finished):
                 finished = message
                 return
             if self.cancel.is_set():  # a long book stops at its next page, not at its end
                 raise _Stopped
-            builder.add(message.pages)
-            self.on_progress(Progress("reading", number, total, path, len(builder.stream.pages), builder.passages))
+            if isinstance(message, Reading):
+                where = message
+            else:
+                builder.add(message.pages)
+                where = replace(where, ocr_page=0)
+            read = len(builder.stream.pages)
+            at = {"pages_total": where.pages_total, "ocr_page": where.ocr_page}
+            self.on_progress(Progress("reading", number, total, path, read, builder.passages, **at))
 
         if reader is None:  # inline: the builder's chunk and embed time is not reading time
             before = self.timings.get("chunk", 0.0) + self.timings.get("embed", 0.0)
@@ -333,14 +343,17 @@ class Ingestor:
             report.failed.append({"doc_id": job.file.doc_id, "path": path, "reason": finished.error})
             self.on_progress(Progress("failed", done, total, path, reason=finished.error))
             return
-        self.on_progress(Progress("embedding", done - 1, total, path, pages=len(builder.stream.pages)))
-        chunks, vectors = builder.finish()
+        pages = len(builder.stream.pages)
+
+        def embedded(passages: int, of: int) -> None:
+            self.on_progress(Progress("embedding", done - 1, total, path, pages, passages, passages_total=of))
+
+        chunks, vectors = builder.finish(embedded)
         if self.library.meta("embedding_dim") is None:
             self.library.set_meta("embedding_dim", str(vectors.shape[1]))
         started = time.perf_counter()
-        pages = builder.stream.pages
         warnings = finished.warnings + builder.stream.warnings  # the chunker's: a text cut at its limit
-        result = ReadResult(finished.format, pages, finished.title, finished.synthetic_pages, warnings)
+        result = ReadResult(finished.format, builder.stream.pages, finished.title, finished.synthetic_pages, warnings)
         language = guess_language(builder.stream.head(20_000))  # not the whole text joined
         self.library.store_indexed(
             IndexedDocument(job.file.doc_id, job.file, result, chunks, vectors, language, self.embedder.name)
@@ -350,7 +363,7 @@ class Ingestor:
             "doc_id": job.file.doc_id,
             "path": path,
             "title": result.title,
-            "pages": len(pages),
+            "pages": pages,
             "blocks": len(chunks.blocks),
             "passages": len(chunks.passages),
             "status": "indexed",
@@ -358,41 +371,3 @@ class Ingestor:
         }
         report.added.append(entry)
         self.on_progress(Progress("done", done, total, path, pages=entry["pages"], passages=entry["passages"]))
-
-
-class _DocumentBuilder:
-    """Chunks and embeds one document while its pages arrive; nothing is stored until finish()."""
-
-    def __init__(self, chunker: Chunker, embedder: Embedder, clock) -> None:
-        self.stream = chunker.stream()
-        self.embedder = embedder
-        self._clock = clock
-        self._pending: list[Passage] = []
-        self._vectors: list = []
-        self.passages = 0
-
-    def add(self, pages) -> None:
-        started = time.perf_counter()
-        released = self.stream.add_pages(pages)
-        self._clock("chunk", started)
-        self._embed(released, flush=False)
-
-    def finish(self):
-        started = time.perf_counter()
-        released = self.stream.finish()
-        self._clock("chunk", started)
-        self._embed(released, flush=True)
-        import numpy as np
-
-        dim = self._vectors[0].shape[1] if self._vectors else self.embedder.dim
-        vectors = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
-        return self.stream.chunks, vectors
-
-    def _embed(self, passages: list[Passage], flush: bool) -> None:
-        self._pending += passages
-        if self._pending and (flush or len(self._pending) >= EMBED_CHUNK):
-            started = time.perf_counter()
-            self._vectors.append(self.embedder.encode([p.text for p in self._pending]))
-            self._clock("embed", started)
-            self.passages += len(self._pending)
-            self._pending = []

@@ -34,6 +34,16 @@ class Pages:
 
 
 @dataclass
+class Reading:
+    """Where the reader is in a job: sent once the document is open (`pages_total`, 0 where the
+    format does not know it up front), and as each page goes to OCR (`ocr_page`, seconds each)."""
+
+    job: int
+    pages_total: int = 0
+    ocr_page: int = 0
+
+
+@dataclass
 class Finished:
     job: int
     format: str = ""
@@ -104,7 +114,7 @@ class _ReceiverFailed(Exception):
 def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr: bool) -> Finished:
     from .readers import finish_result, open_document
 
-    def send(message: Pages) -> None:
+    def send(message: Pages | Reading) -> None:
         try:
             emit(message)
         except Exception as exc:
@@ -116,16 +126,7 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
     started = time.perf_counter()
     try:
         stream = open_document(Path(path), password, data, ocr=ocr)
-        pages: list[Page] = []
-        batch: list[Page] = []
-        for page in stream.pages():
-            pages.append(page)
-            batch.append(page)
-            if len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds: report it
-                send(Pages(job, batch))
-                batch = []
-        if batch:
-            send(Pages(job, batch))
+        pages = _send_pages(job, stream, send)
         result = finish_result(stream, pages, Path(path))
         return Finished(
             job,
@@ -150,6 +151,36 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
         )
     finally:
         root.removeHandler(collect)
+
+
+def _send_pages(job: int, stream, send) -> list[Page]:
+    """Read the stream's pages, sending them a few at a time: first its page total where the
+    format knows it (a PDF), then the pages, and "OCR page n" before each page OCR reads."""
+    from .ocr import each_page
+
+    total = getattr(stream, "page_count", 0) or 0
+    send(Reading(job, total))
+    pages: list[Page] = []
+    batch: list[Page] = []
+
+    def flush() -> None:
+        nonlocal batch
+        if batch:
+            send(Pages(job, batch))
+            batch = []
+
+    def ocr_starts() -> None:  # the pages before it are sent first: OCR takes seconds a page
+        flush()
+        send(Reading(job, total, len(pages) + 1))  # pages come in order
+
+    with each_page(ocr_starts):
+        for page in stream.pages():
+            pages.append(page)
+            batch.append(page)
+            if len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds: report it
+                flush()
+    flush()
+    return pages
 
 
 def _reader_main(jobs, results, parent_pid: int, ocr: bool) -> None:
@@ -187,7 +218,7 @@ class ReaderProcess:
     def submit(self, job: int, path: str, password: str | None) -> None:
         self._jobs.put((job, path, password))
 
-    def next_message(self, job: int) -> Pages | Finished:
+    def next_message(self, job: int) -> Pages | Reading | Finished:
         """The next message; a Finished with an error if the child died reading `job`."""
         while True:
             try:

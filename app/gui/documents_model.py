@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
 DOC_ID = Qt.UserRole + 1
 PATH = Qt.UserRole + 2
+PROGRESS = Qt.UserRole + 3  # the status cell's fraction done (0..1) while a file is read, else None
 TITLE, FORMAT, PAGES, STATUS, ADDED = range(5)
 _DIGIT_RUNS = re.compile(r"(\d{1,30})")  # bounded: int() refuses thousands of digits
 
@@ -34,6 +35,7 @@ class DocumentLine:
     cells: list[str]  # title, format, pages, status, added, as shown
     pages: int
     tooltip: str
+    progress: float | None = None  # fraction done while it is being read, embedded
 
     def haystack(self) -> str:
         return "\t".join(self.cells).casefold()
@@ -64,20 +66,21 @@ class DocumentsModel(QAbstractTableModel):
         self._select()
         self.endResetModel()
 
-    def set_status(self, path: str, text: str) -> bool:
-        """Show `text` as the status of the document at `path`; False if no row has that path."""
+    def set_status(self, path: str, text: str, progress: float | None = None) -> bool:
+        """Show `text` (and a bar at `progress`, 0..1) as the status of the document at `path`;
+        False if no row has that path."""
         at = self._row_of_path.get(path)
         if at is None:
             return False
         line = self._lines[at]
-        line.cells[STATUS] = text
+        line.cells[STATUS], line.progress = text, progress
         self._haystacks[at] = line.haystack()
         try:
             row = self._shown.index(at)  # at most the rows shown: a progress update is rare
         except ValueError:
             return True
         cell = self.index(row, STATUS)
-        self.dataChanged.emit(cell, cell, [Qt.DisplayRole])
+        self.dataChanged.emit(cell, cell, [Qt.DisplayRole, PROGRESS])
         return True
 
     def line(self, row: int) -> DocumentLine:
@@ -117,6 +120,8 @@ class DocumentsModel(QAbstractTableModel):
             return line.doc_id
         if role == PATH:
             return line.path
+        if role == PROGRESS and index.column() == STATUS:
+            return line.progress
         if role == Qt.TextAlignmentRole and index.column() == PAGES:
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None

@@ -157,10 +157,27 @@ class LibraryController(QObject):
 
     def _progress(self, event) -> None:
         if event.stage in self._labels and event.path:
-            detail = f" · {event.pages} p." if event.pages else ""
-            self.pane.show_progress(event.path, self._labels[event.stage] + detail)
+            self.pane.show_progress(event.path, *self._progress_text(event))
         if event.stage in ("done", "failed"):
             self.refresh()
+
+    def _progress_text(self, event) -> tuple[str, float | None]:
+        """What the status cell says, and how full its bar is (None: no bar, the total is not known)."""
+        if event.stage == "reading" and event.ocr_page:
+            if event.pages_total:
+                text = self.tr("OCR p. %1/%2").replace("%1", str(event.ocr_page)).replace("%2", str(event.pages_total))
+                return text, (event.ocr_page - 1) / event.pages_total
+            return self.tr("OCR p. %1").replace("%1", str(event.ocr_page)), None
+        if event.stage == "reading" and event.pages_total:
+            text = self.tr("reading %1/%2 p.").replace("%1", str(event.pages)).replace("%2", str(event.pages_total))
+            return text, event.pages / event.pages_total
+        if event.stage == "embedding" and event.passages_total:
+            done, total = str(event.passages), str(event.passages_total)
+            return self.tr("embedding %1/%2").replace("%1", done).replace(
+                "%2", total
+            ), event.passages / event.passages_total
+        detail = f" · {event.pages} p." if event.pages else ""
+        return self._labels[event.stage] + detail, None
 
     def _ingested(self, report) -> None:
         self.pane.clear_progress()

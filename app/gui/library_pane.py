@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .documents_model import DOC_ID, PATH, DocumentLine, DocumentsModel
+from .documents_model import DOC_ID, PATH, STATUS, DocumentLine, DocumentsModel
+from .progress_delegate import ProgressDelegate
 
 __all__ = ["DOC_ID", "PATH", "LibraryPane"]
 
@@ -55,6 +56,7 @@ class LibraryPane(QWidget):
         header.setSectionResizeMode(0, QHeaderView.Stretch)
         for column, width in ((1, 56), (2, 52), (3, 170), (4, 124)):
             self.table.setColumnWidth(column, width)
+        self.table.setItemDelegateForColumn(STATUS, ProgressDelegate(self.table))
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.ElideRight)
         self.table.setContextMenuPolicy(Qt.CustomContextMenu)
@@ -65,7 +67,7 @@ class LibraryPane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.table)
-        self._progress: dict[str, str] = {}  # path -> live status while a file is being read
+        self._progress: dict[str, tuple[str, float | None]] = {}  # path -> live status while a file is read
 
     # -- content ----------------------------------------------------------------------
     def show_documents(self, docs) -> None:
@@ -74,17 +76,17 @@ class LibraryPane(QWidget):
         kept = self._view_state()
         lines = []
         for doc in docs:
-            status = doc.status
+            status, progress = doc.status, None
             if doc.status == "failed":
                 status = self.tr("failed: %1").replace("%1", doc.reason)
             elif doc.status == "queued":
-                status = self._progress.get(doc.path, self.tr("queued"))
+                status, progress = self._progress.get(doc.path, (self.tr("queued"), None))
             elif doc.status == "indexed":
                 status = self.tr("indexed")
             added = dt.datetime.fromtimestamp(doc.added_at).strftime("%Y-%m-%d %H:%M")
             cells = [doc.title or Path(doc.path).name, doc.format, str(doc.pages), status, added]
             tooltip = doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}"
-            lines.append(DocumentLine(doc.id, doc.path, cells, doc.pages, tooltip))
+            lines.append(DocumentLine(doc.id, doc.path, cells, doc.pages, tooltip, progress))
         self.model.set_lines(lines)
         self._restore_view(*kept)
 
@@ -114,9 +116,10 @@ class LibraryPane(QWidget):
             self.table.horizontalScrollBar().setValue(scroll[0])
             self.table.verticalScrollBar().setValue(scroll[1])
 
-    def show_progress(self, path: str, text: str) -> None:
-        self._progress[path] = text
-        self.model.set_status(path, text)
+    def show_progress(self, path: str, text: str, progress: float | None = None) -> None:
+        """A live status for the document at `path`; `progress` (0..1) draws it as a bar."""
+        self._progress[path] = (text, progress)
+        self.model.set_status(path, text, progress)
 
     def clear_progress(self) -> None:
         self._progress.clear()

@@ -76,7 +76,10 @@ def statuses(window) -> dict[str, str]:
 def test_drop_ask_cite_summarize_and_settings(window, qtbot):
     seen_progress: list[str] = []
     show_progress = window.library_pane.show_progress
-    window.library_pane.show_progress = lambda path, text: (seen_progress.append(text), show_progress(path, text))
+    window.library_pane.show_progress = lambda path, text, *bar: (
+        seen_progress.append(text),
+        show_progress(path, text, *bar),
+    )
 
     drop(window, MULTICOLUMN, SAMPLES / "docdesk-guide.pdf", BROKEN)
     qtbot.waitUntil(lambda: sum(s == "indexed" for s in statuses(window).values()) == 2, timeout=180_000)
@@ -179,7 +182,7 @@ def test_closing_during_an_ingest_stops_cleanly_and_keeps_the_library_consistent
     book = CORPUS / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
     seen: list[str] = []
     show_progress = window.library_pane.show_progress
-    window.library_pane.show_progress = lambda path, text: (seen.append(path), show_progress(path, text))
+    window.library_pane.show_progress = lambda path, text, *bar: (seen.append(path), show_progress(path, text, *bar))
     drop(window, SAMPLES / "docdesk-guide.md", book)
     qtbot.waitUntil(lambda: str(book) in seen, timeout=120_000)  # the book is being read or embedded
     window.close()
