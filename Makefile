@@ -32,8 +32,8 @@ INSTALLED := $(VENV)/.installed-$(LLAMA_FLAVOUR)
 # The lock is the resolution for CPython $(LOCK_PYTHON) on Linux x86-64 (what CI and `make dist` use).
 LOCK_PYTHON := 3.11
 UV := uv==0.13.9
-PIP_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
-TORCH_SOURCE = $(if $(PIP_FIND_LINKS),$(addprefix --find-links ,$(PIP_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
+LOCK_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
+TORCH_SOURCE = $(if $(LOCK_FIND_LINKS),$(addprefix --find-links ,$(LOCK_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
 .PHONY: run test lint bench eval clean samples screenshots dist dist-test wheel-test lock llama-flags llama-server
 
