@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QSize, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLineEdit,
     QMenu,
     QPushButton,
@@ -19,7 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .documents_model import DOC_ID, PATH, STATUS, DocumentLine, DocumentsModel
+from .documents_model import ADDED, DOC_ID, FORMAT, PAGES, PATH, STATUS, TITLE, DocumentLine, DocumentsModel
+from .library_columns import TITLE_HINT, TITLE_LEAST, fit_columns, short_type, shown_titles, type_samples
 from .progress_delegate import ProgressDelegate
 
 __all__ = ["DOC_ID", "PATH", "LibraryPane"]
@@ -43,7 +42,7 @@ class LibraryPane(QWidget):
         top.addWidget(self.add_button)
 
         self.model = DocumentsModel(
-            [self.tr("Title"), self.tr("Format"), self.tr("Pages"), self.tr("Status"), self.tr("Added")], self
+            [self.tr("Title"), self.tr("Type"), self.tr("Pages"), self.tr("Status"), self.tr("Added")], self
         )
         self.filter.textChanged.connect(self._filter_changed)
         self.table = QTableView()
@@ -51,14 +50,11 @@ class LibraryPane(QWidget):
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.Interactive)
-        header.setSectionResizeMode(0, QHeaderView.Stretch)
-        for column, width in ((1, 56), (2, 52), (3, 170), (4, 124)):
-            self.table.setColumnWidth(column, width)
+        self.table.sortByColumn(TITLE, Qt.AscendingOrder)
+        self._columns_width = fit_columns(self.table, self._column_samples())
         self.table.setItemDelegateForColumn(STATUS, ProgressDelegate(self.table))
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.ElideRight)
+        self.table.setTextElideMode(Qt.ElideMiddle)  # "DocDesk User…guide.md": the end tells twins apart
         self.table.setContextMenuPolicy(Qt.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._menu)
         self.table.doubleClicked.connect(lambda _i: self._summarize())
@@ -69,11 +65,29 @@ class LibraryPane(QWidget):
         layout.addWidget(self.table)
         self._progress: dict[str, tuple[str, float | None]] = {}  # path -> live status while a file is read
 
+    def _column_samples(self) -> dict[int, list[str]]:
+        """The widest text each column but the title's usually holds."""
+        reading = self.tr("reading %1/%2 p.").replace("%1", "888").replace("%2", "888")
+        embedding = self.tr("embedding %1/%2").replace("%1", "8888").replace("%2", "8888")
+        statuses = [reading, embedding, self.tr("indexed"), self.tr("queued")]
+        return {FORMAT: type_samples(), PAGES: ["88888"], STATUS: statuses, ADDED: ["8888-88-88 88:88"]}
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Room for every column at its width and a title column that reads (the splitter's start)."""
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        return QSize(self._columns_width + TITLE_HINT + frame, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """The title and the status at least: a narrow screen may hide the columns between them."""
+        status = self.table.columnWidth(STATUS)
+        return QSize(TITLE_LEAST + status + 2 * self.table.frameWidth(), super().minimumSizeHint().height())
+
     # -- content ----------------------------------------------------------------------
     def show_documents(self, docs) -> None:
         """The list as the library has it now; the selection, the current row and the scroll
         position stay where the user left them (a poll refreshes this every few seconds)."""
         kept = self._view_state()
+        titles = shown_titles(docs)
         lines = []
         for doc in docs:
             status, progress = doc.status, None
@@ -84,7 +98,7 @@ class LibraryPane(QWidget):
             elif doc.status == "indexed":
                 status = self.tr("indexed")
             added = dt.datetime.fromtimestamp(doc.added_at).strftime("%Y-%m-%d %H:%M")
-            cells = [doc.title or Path(doc.path).name, doc.format, str(doc.pages), status, added]
+            cells = [titles[doc.id], short_type(doc.format), str(doc.pages), status, added]
             tooltip = doc.path if doc.status != "failed" else f"{doc.path}\n{doc.reason}"
             lines.append(DocumentLine(doc.id, doc.path, cells, doc.pages, tooltip, progress))
         self.model.set_lines(lines)

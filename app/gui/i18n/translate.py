@@ -148,6 +148,7 @@ ZH = {
     "Testing…": "测试中…",
     "That document is no longer in the library.": "该文档已不在文档库中。",
     "Title": "标题",
+    "Type": "类型",
     "Title:": "标题：",
     "What the model was given for this answer:": "生成这个回答时提供给模型的内容：",
     "You": "你",
