@@ -51,6 +51,8 @@ class DocumentsModel(QAbstractTableModel):
         self._filter = ""
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._row_of_path: dict[str, int] = {}  # path -> index into _lines
+        self._keys: dict[str, tuple] = {}  # cell text -> its natural_key, for the sorted column
+        self._keys_column = -1
 
     # -- content -----------------------------------------------------------------------
     def set_lines(self, lines: list[DocumentLine]) -> None:
@@ -140,8 +142,11 @@ class DocumentsModel(QAbstractTableModel):
             column, order = self._sort
             if column == PAGES:
                 key = lambda line: line.pages  # noqa: E731 - numbers, not their text
-            else:
-                key = lambda line: natural_key(line.cells[column])  # noqa: E731
+            else:  # the keys of the last order are kept: a refresh every few seconds sorts the same titles
+                known = self._keys if self._keys_column == column else {}
+                keys = {text: known.get(text) or natural_key(text) for text in (ln.cells[column] for ln in self._lines)}
+                self._keys, self._keys_column = keys, column
+                key = lambda line: keys[line.cells[column]]  # noqa: E731
             self._lines.sort(key=key, reverse=order == Qt.DescendingOrder)
         self._haystacks = [line.haystack() for line in self._lines]
         self._row_of_path = {line.path: at for at, line in enumerate(self._lines)}

@@ -3,8 +3,9 @@ table ("PDF", "MD"), the file name beside titles that collide, widths from the t
 
 from __future__ import annotations
 
+import os
+import time
 from collections import Counter
-from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QHeaderView, QStyle, QTableView
@@ -32,13 +33,22 @@ def short_type(name: str) -> str:
 def shown_titles(docs) -> dict[str, str]:
     """Each document's title as the table shows it: its file name where it has none, and
     "Title — file name" where two documents have the same title (a guide as PDF and Markdown)."""
-    titles = {doc.id: doc.title or Path(doc.path).name for doc in docs}
+    titles = {doc.id: doc.title or os.path.basename(doc.path) for doc in docs}  # not Path: 10,000 a refresh
     counts = Counter(title.casefold() for title in titles.values())
+    if len(counts) == len(titles):
+        return titles
     for doc in docs:
-        name = Path(doc.path).name
-        if counts[titles[doc.id].casefold()] > 1 and titles[doc.id] != name:
-            titles[doc.id] = f"{titles[doc.id]} — {name}"
+        title, name = titles[doc.id], os.path.basename(doc.path)
+        if counts[title.casefold()] > 1 and title != name:
+            titles[doc.id] = f"{title} — {name}"
     return titles
+
+
+def added_text(timestamp: float) -> str:
+    """ "2026-12-06 11:30" in local time. Not strftime: under PySide6 each call goes through its
+    import hook, 17 µs, a sixth of a 10,000-document refresh."""
+    t = time.localtime(timestamp)
+    return f"{t.tm_year}-{t.tm_mon:02d}-{t.tm_mday:02d} {t.tm_hour:02d}:{t.tm_min:02d}"
 
 
 def fit_columns(table: QTableView, samples: dict[int, list[str]]) -> int:

@@ -96,5 +96,8 @@ def test_the_pane_shows_a_bar_with_pages_n_of_n(qtbot):
     pane.show_documents([_doc(4, status="queued")])  # a refresh meanwhile keeps the bar
     cell = pane.model.index(0, STATUS)
     assert cell.data() == "embedding 7/14" and cell.data(PROGRESS) == 0.5
+    assert pane.table.itemDelegateForColumn(STATUS) is not None  # bars are drawn while files are added
+    pane.clear_progress()
     pane.show_documents([_doc(4, status="indexed")])  # done: the bar goes
     assert pane.model.index(0, STATUS).data(PROGRESS) is None
+    assert pane.table.itemDelegateForColumn(STATUS) is None  # and so does the delegate that paints them
