@@ -59,6 +59,7 @@ class ImageStream:
         self._image = _open(data)
         self.title = ""
         self.kind = _NAMES.get(self._image.format or "", self._image.format or "image")
+        self.page_count = getattr(self._image, "n_frames", 1)  # a page per frame: progress says n of N
         self.tally = OcrTally()
         self._skipped: list[str] = []  # frames past MAX_DECODE_PIXELS: why each was not read
 

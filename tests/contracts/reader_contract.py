@@ -117,8 +117,10 @@ class ReaderContract:
     def _no_models(self, request, monkeypatch):
         """OCR formats are read with fake_ocr unless the test is marked `models`."""
         if self.ocr and request.node.get_closest_marker("models") is None:
-            monkeypatch.setattr("ingest.ocr.ocr_image", fake_ocr)
+            # The reader module first: imported while ingest.ocr is patched, it would keep the fake
+            # it imported by name for good, and a later `models` test would read fake text.
             module = importlib.import_module(format_named(self.format).module)
+            monkeypatch.setattr("ingest.ocr.ocr_image", fake_ocr)
             if hasattr(module, "ocr_image"):  # imported by name at the module's top
                 monkeypatch.setattr(module, "ocr_image", fake_ocr)
 
