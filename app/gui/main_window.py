@@ -130,9 +130,17 @@ class MainWindow(QMainWindow):
             bar.addAction(action)
 
     def _menus(self) -> None:
-        """File, Chat and Help: every command of the window, each with its shortcut."""
-        pane = self.chat_pane
+        """File, Chat and Help: every command of the window, each with its shortcut; the library's
+        context menu too (a laptop may have no Menu key)."""
+        pane, library = self.chat_pane, self.library_pane
         self.filter_action = self._action(self.tr("Filter documents"), self._focus_filter, QKeySequence.Find, "Ctrl+F")
+        self.reindex_action = self._action(self.tr("Re-index"), lambda: self._for_selected(library.reindex_requested))
+        self.reveal_action = self._action(
+            self.tr("Show in folder"), lambda: self._for_selected(library.reveal_requested)
+        )
+        self.remove_action = self._action(
+            self.tr("Remove from library"), lambda: self._for_selected(library.remove_requested)
+        )
         self.quit_action = self._action(self.tr("Quit"), self.close, QKeySequence.Quit, "Ctrl+Q")
         self.new_chat_action = self._action(self.tr("New chat"), pane.new_chat, QKeySequence.New, "Ctrl+N")
         self.ask_action = self._action(self.tr("Ask a question"), self._focus_question, fallback="Ctrl+L")
@@ -141,11 +149,10 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(self.stop_action.setEnabled)
         self.doctor_action = self._action(self.tr("Doctor's report"), self.engine.show_doctor_report)
         self.about_action = self._action(self.tr("About DocDesk"), self.show_about)
+        documents = (self.reindex_action, self.reveal_action, self.remove_action)
+        file_items = (self.add_action, self.filter_action, None, *documents, None, self.settings_action, None)
         menus = (
-            (
-                self.tr("&File"),
-                (self.add_action, self.filter_action, None, self.settings_action, None, self.quit_action),
-            ),
+            (self.tr("&File"), (*file_items, self.quit_action)),
             (self.tr("&Chat"), (self.new_chat_action, self.ask_action, self.summarize_action, self.stop_action)),
             (self.tr("&Help"), (self.doctor_action, self.about_action)),
         )
@@ -185,11 +192,11 @@ class MainWindow(QMainWindow):
     def _place(self) -> None:
         """A first start takes 85% of the screen it opens on, centred; a saved geometry comes back
         moved and shrunk to fit the screen it is on now (another monitor, resolution or scale)."""
-        saved = self._window_settings.value("geometry")
+        saved, minimum = self._window_settings.value("geometry"), self.minimumSizeHint()
         if not (saved and self.restoreGeometry(saved)):
-            self.setGeometry(first_geometry(available(self)))
+            self.setGeometry(first_geometry(available(self), minimum))
         elif not (self.isMaximized() or self.isFullScreen()):
-            self.setGeometry(clamp(self.geometry(), available(self)))
+            self.setGeometry(clamp(self.geometry(), available(self), minimum))
 
     def childEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().childEvent(event)
@@ -276,6 +283,16 @@ class MainWindow(QMainWindow):
         self.about_box = box
         box.open()  # never blocks the window
         return box
+
+    def _for_selected(self, signal) -> None:
+        """What the library's context menu does, on the selected documents."""
+        ids = self.library_pane.selected_ids()
+        if not ids:
+            self.statusBar().showMessage(self.tr("Select a document first"), 4000)
+        elif signal is self.library_pane.reveal_requested:
+            signal.emit(ids[0])
+        else:
+            signal.emit(ids)
 
     def _summarize_selected(self) -> None:
         ids = self.library_pane.selected_ids()

@@ -30,19 +30,22 @@ def client_area(avail: QRect) -> QRect:
     return avail.adjusted(BORDER, TITLE_BAR, -BORDER, -BORDER)
 
 
-def first_geometry(avail: QRect, share: float = FIRST_SHARE) -> QRect:
-    """A first start: `share` of the available area, centred, its frame never past the edges."""
+def first_geometry(avail: QRect, minimum: QSize | None = None, share: float = FIRST_SHARE) -> QRect:
+    """A first start: `share` of the available area (at least the window's `minimum` where the
+    screen has room for it), centred, its frame never past the edges."""
     room = client_area(avail)
-    size = QSize(int(avail.width() * share), int(avail.height() * share)).boundedTo(room.size())
+    size = QSize(int(avail.width() * share), int(avail.height() * share))
+    size = size.expandedTo(minimum or QSize()).boundedTo(room.size())
     rect = QRect(0, 0, size.width(), size.height())
     rect.moveCenter(room.center())
     return rect
 
 
-def clamp(rect: QRect, avail: QRect) -> QRect:
-    """`rect` (a client rectangle, as restored) shrunk to fit `avail` and moved inside it."""
+def clamp(rect: QRect, avail: QRect, minimum: QSize | None = None) -> QRect:
+    """`rect` (a client rectangle, as restored) shrunk to fit `avail` and moved inside it; grown
+    to the window's `minimum` first (as the window will be), where the screen has room."""
     room = client_area(avail)
-    size = rect.size().boundedTo(room.size())
+    size = rect.size().expandedTo(minimum or QSize()).boundedTo(room.size())
     x = min(max(rect.x(), room.left()), room.right() + 1 - size.width())
     y = min(max(rect.y(), room.top()), room.bottom() + 1 - size.height())
     return QRect(x, y, size.width(), size.height())

@@ -53,6 +53,9 @@ def test_the_menu_bar_has_every_command_with_a_standard_shortcut(window):
     assert seen["File"] == {
         "Add documents…": standard_or(QKeySequence.Open, "Ctrl+O"),
         "Filter documents": standard_or(QKeySequence.Find, "Ctrl+F"),
+        "Re-index": QKeySequence(),
+        "Show in folder": QKeySequence(),
+        "Remove from library": QKeySequence(),
         "Settings…": standard_or(QKeySequence.Preferences, "Ctrl+,"),
         "Quit": standard_or(QKeySequence.Quit, "Ctrl+Q"),
     }
@@ -104,6 +107,21 @@ def test_the_shortcuts_do_what_the_buttons_do(window, qtbot):
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=5_000)
 
 
+def test_the_library_context_menu_is_in_the_file_menu_too(window, qtbot):
+    window.remove_action.trigger()  # nothing selected: it says so
+    assert window.statusBar().currentMessage() == "Select a document first"
+    window.library_pane.remove_requested.disconnect(window.library.remove)  # the rows are not in the store
+    window.library_pane.show_documents([_doc(n) for n in range(1, 4)])
+    window.library_pane.table.selectRow(1)
+    chosen = [window.library_pane.model.line(1).doc_id]
+    with qtbot.waitSignal(window.library_pane.remove_requested, timeout=2_000) as removed:
+        window.remove_action.trigger()
+    assert removed.args == [chosen]
+    with qtbot.waitSignal(window.library_pane.reveal_requested, timeout=2_000) as revealed:
+        window.reveal_action.trigger()
+    assert revealed.args == chosen
+
+
 def test_tab_leaves_the_library_table_and_the_question_box(window, qtbot):
     window.library_pane.show_documents([_doc(n) for n in range(1, 31)])
     table = window.library_pane.table
@@ -123,7 +141,7 @@ def test_tab_leaves_the_library_table_and_the_question_box(window, qtbot):
 
 
 def test_every_button_and_field_of_the_window_can_take_the_focus_by_tab(window, qtbot):
-    """Tab from the filter walks a cycle that reaches the table, the question, Send and the chats."""
+    """Tab from the filter walks a cycle through the table, the chats, the question and Send."""
     window.library_pane.filter.setFocus()
     seen = []
     for _ in range(40):
@@ -133,8 +151,9 @@ def test_every_button_and_field_of_the_window_can_take_the_focus_by_tab(window, 
         if QApplication.focusWidget() is window.library_pane.filter:
             break
     pane = window.chat_pane
-    for wanted in (window.library_pane.table, pane.chats, pane.transcript, pane.question, pane.only_selected):
-        assert wanted in seen, wanted
+    new_chat = next(b for b in pane.findChildren(type(pane.send)) if b.text() == "New chat")
+    wanted = (window.library_pane.table, pane.chats, new_chat, pane.transcript, pane.question, pane.send)
+    assert all(w in seen for w in (*wanted, pane.only_selected)), [w for w in wanted if w not in seen]
 
 
 def test_the_main_controls_have_accessible_names(window):
