@@ -55,6 +55,7 @@ ZH = {
     "Question": "问题",
     "Engine status": "引擎状态",
     "Library status": "文档库状态",
+    "Select a document first": "请先选择文档",
     "DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.": "DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。",  # noqa: E501
     "Ask your documents… (Ctrl+Enter to send)": "向文档提问…（Ctrl+Enter 发送）",
     "Backend": "推理后端",
