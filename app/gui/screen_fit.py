@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 FIRST_SHARE = 0.85  # of the available width and height on a first start
 TITLE_BAR = 32  # the window manager's frame above the client area (unknown until shown)
@@ -73,7 +73,7 @@ class DialogFit(QObject):
         self.window = window
 
     def watch(self, widget: QObject) -> None:
-        if isinstance(widget, QWidget) and widget.isWindow():
+        if isinstance(widget, QDialog):  # not menus or other popups: they open where they are asked
             widget.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QRect, QSize  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, QSize  # noqa: E402
 
 from app.gui import screen_fit  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
@@ -91,6 +91,16 @@ def test_the_dialogs_fit_the_offscreen_screen(window, qtbot):
         dialog.show()
         qtbot.waitExposed(dialog)
         assert inside(dialog.frameGeometry(), avail), (type(dialog).__name__, dialog.frameGeometry(), avail)
+
+
+def test_a_popup_menu_of_the_window_opens_where_it_is_asked(window, qtbot):
+    window.show()
+    qtbot.waitExposed(window)
+    menu = window.createPopupMenu()  # the toolbar's context menu: a child of the window
+    menu.popup(window.mapToGlobal(window.rect().topLeft()) + QPoint(30, 40))
+    qtbot.waitExposed(menu)
+    assert menu.pos() == window.mapToGlobal(window.rect().topLeft()) + QPoint(30, 40)
+    menu.close()
 
 
 def test_the_minimum_size_fits_1280x720(window):
