@@ -26,85 +26,80 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="81" />
+        <location filename="../chat_pane.py" line="62" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="83" />
+        <location filename="../chat_pane.py" line="64" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="85" />
+        <location filename="../chat_pane.py" line="66" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="101" />
+        <location filename="../chat_pane.py" line="83" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="103" />
+        <location filename="../chat_pane.py" line="85" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="105" />
+        <location filename="../chat_pane.py" line="87" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="108" />
+        <location filename="../chat_pane.py" line="90" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="109" />
+        <location filename="../chat_pane.py" line="91" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="154" />
+        <location filename="../chat_pane.py" line="136" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="154" />
+        <location filename="../chat_pane.py" line="136" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="170" />
+        <location filename="../chat_pane.py" line="54" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="171" />
+        <location filename="../chat_pane.py" line="54" />
         <source>Sources</source>
         <translation>出处</translation>
-    </message>
-    <message>
-        <location filename="../chat_pane.py" line="186" />
-        <source>Drop documents on the window (%1), then ask a question below. Answers cite the document and page they come from; click a citation to see it.</source>
-        <translation>把文档拖入窗口（%1），然后在下方提问。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
 </context>
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="45" />
+        <location filename="../viewer.py" line="47" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="53" />
+        <location filename="../viewer.py" line="55" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="78" />
+        <location filename="../viewer.py" line="80" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
     </message>
@@ -161,74 +156,157 @@
     </message>
 </context>
 <context>
+    <name>FirstRunGuide</name>
+    <message>
+        <location filename="../first_run.py" line="24" />
+        <source>&lt;b&gt;Add documents&lt;/b&gt;: drop them on the window, or press %1 (%2).</source>
+        <translation>&lt;b&gt;添加文档&lt;/b&gt;：拖入窗口，或按 %1（%2）。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="29" />
+        <source>&lt;b&gt;Ask a question&lt;/b&gt; in the box below (Ctrl+Enter). Answers cite the document and page they come from; click a citation to see it.</source>
+        <translation>在下方输入框中&lt;b&gt;提问&lt;/b&gt;（Ctrl+Enter）。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="30" />
+        <source>&lt;b&gt;Choose a model&lt;/b&gt; in Settings → Model.</source>
+        <translation>在“设置 → 模型”中&lt;b&gt;选择模型&lt;/b&gt;。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="38" />
+        <source>The bundled model is SmolLM2-135M-Instruct, a 135M-parameter demonstration model: it runs anywhere but answers poorly. For real answers choose, in Settings → Model, a GGUF file such as Qwen2.5 or Qwen3 (7B) or Gemma 3 at Q4_K_M, or an OpenAI-compatible server.</source>
+        <translation>自带模型是 SmolLM2-135M-Instruct，一个 1.35 亿参数的演示模型：在哪里都能运行，但回答质量很差。要得到真正的回答，请在“设置 → 模型”中选择一个 GGUF 文件（例如 Q4_K_M 量化的 Qwen2.5、Qwen3（7B）或 Gemma 3），或一个 OpenAI 兼容的服务器。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="38" />
+        <source>Checking this machine's GPU…</source>
+        <translation>正在检查本机的 GPU…</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="40" />
+        <source>Start in three steps</source>
+        <translation>三步开始</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="49" />
+        <source>No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M).</source>
+        <translation>本机没有 NVIDIA GPU：回答在 CPU 上运行，请选择小模型（10–40 亿参数，Q4_K_M）。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="52" />
+        <source>GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.</source>
+        <translation>GPU：%1（%2 GiB），用于回答：请选择显存放得下的模型。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="59" />
+        <source>A GPU is here (%1) but this llama.cpp build cannot offload to it: install the CUDA toolkit (nvcc) and run `make run` again.</source>
+        <translation>本机有 GPU（%1），但当前的 llama.cpp 版本无法使用它：请安装 CUDA 工具包（nvcc），然后重新运行 `make run`。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="63" />
+        <source>A GPU is here (%1) but llama-cpp-python is not installed: install the CUDA toolkit (nvcc) and run `make run`.</source>
+        <translation>本机有 GPU（%1），但没有安装 llama-cpp-python：请安装 CUDA 工具包（nvcc），然后运行 `make run`。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="66" />
+        <source>Answers come from the server at %1: its GPU, not this computer's, does the work.</source>
+        <translation>回答来自 %1 的服务器：由它的 GPU 而不是本机完成计算。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="83" />
+        <source>The GPU check failed: see Settings → Doctor.</source>
+        <translation>GPU 检查失败：请查看“设置 → 诊断”。</translation>
+    </message>
+</context>
+<context>
     <name>LibraryController</name>
     <message>
-        <location filename="../library_controller.py" line="57" />
+        <location filename="../library_controller.py" line="69" />
         <source>reading</source>
         <translation>读取中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="58" />
+        <location filename="../library_controller.py" line="70" />
         <source>embedding</source>
         <translation>嵌入中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="59" />
+        <location filename="../library_controller.py" line="71" />
         <source>writing</source>
         <translation>写入中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="60" />
+        <location filename="../library_controller.py" line="72" />
         <source>checking</source>
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="75" />
+        <location filename="../library_controller.py" line="108" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="79" />
+        <location filename="../library_controller.py" line="112" />
         <source>read-only</source>
         <translation>只读</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="81" />
+        <location filename="../library_controller.py" line="114" />
         <source>The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.</source>
         <translation>文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="96" />
+        <location filename="../library_controller.py" line="129" />
         <source>building the search index…</source>
         <translation>正在建立搜索索引…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="97" />
+        <location filename="../library_controller.py" line="130" />
         <source>building the search index: %1%</source>
         <translation>正在建立搜索索引：%1%</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="105" />
+        <location filename="../library_controller.py" line="138" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="139" />
+        <location filename="../library_controller.py" line="168" />
+        <source>OCR p. %1/%2</source>
+        <translation>OCR 第 %1/%2 页</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="170" />
+        <source>OCR p. %1</source>
+        <translation>OCR 第 %1 页</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="172" />
+        <source>reading %1/%2 p.</source>
+        <translation>读取第 %1/%2 页</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="176" />
+        <source>embedding %1/%2</source>
+        <translation>嵌入 %1/%2</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="189" />
         <source>Files are missing from %1: its documents are kept (unmounted?)</source>
         <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="143" />
+        <location filename="../library_controller.py" line="193" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="145" />
+        <location filename="../library_controller.py" line="195" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="151" />
+        <location filename="../library_controller.py" line="201" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
@@ -236,77 +314,89 @@
 <context>
     <name>LibraryPane</name>
     <message>
-        <location filename="../library_pane.py" line="36" />
+        <location filename="../library_pane.py" line="34" />
         <source>Filter documents…</source>
         <translation>筛选文档…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="37" />
+        <location filename="../library_pane.py" line="35" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="38" />
+        <location filename="../library_pane.py" line="36" />
         <source>Add files or folders (Ctrl+O), or drop them anywhere on the window</source>
         <translation>添加文件或文件夹（Ctrl+O），也可以直接拖入窗口</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="45" />
+        <location filename="../library_pane.py" line="43" />
         <source>Title</source>
         <translation>标题</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="45" />
-        <source>Format</source>
-        <translation>格式</translation>
-    </message>
-    <message>
-        <location filename="../library_pane.py" line="45" />
+        <location filename="../library_pane.py" line="43" />
         <source>Pages</source>
         <translation>页数</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="45" />
+        <location filename="../library_pane.py" line="43" />
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="45" />
+        <location filename="../library_pane.py" line="43" />
         <source>Added</source>
         <translation>添加时间</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="77" />
+        <location filename="../library_pane.py" line="95" />
         <source>failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="79" />
+        <location filename="../library_pane.py" line="73" />
+        <location filename="../library_pane.py" line="97" />
         <source>queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="82" />
+        <location filename="../library_pane.py" line="43" />
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="70" />
+        <source>reading %1/%2 p.</source>
+        <translation>读取第 %1/%2 页</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="71" />
+        <source>embedding %1/%2</source>
+        <translation>嵌入 %1/%2</translation>
+    </message>
+    <message>
+        <location filename="../library_pane.py" line="72" />
+        <location filename="../library_pane.py" line="100" />
         <source>indexed</source>
         <translation>已索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="132" />
+        <location filename="../library_pane.py" line="170" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="133" />
+        <location filename="../library_pane.py" line="171" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="134" />
+        <location filename="../library_pane.py" line="172" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="135" />
+        <location filename="../library_pane.py" line="173" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
@@ -314,52 +404,181 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="107" />
+        <location filename="../main_window.py" line="126" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="110" />
+        <location filename="../main_window.py" line="121" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="111" />
+        <location filename="../main_window.py" line="120" />
+        <location filename="../main_window.py" line="178" />
+        <source>Add documents…</source>
+        <translation>添加文档…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="122" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="112" />
+        <location filename="../main_window.py" line="124" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="140" />
+        <location filename="../main_window.py" line="136" />
+        <location filename="../main_window.py" line="176" />
+        <source>Filter documents</source>
+        <translation>筛选文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="137" />
+        <source>Re-index</source>
+        <translation>重新索引</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="139" />
+        <source>Show in folder</source>
+        <translation>在文件夹中显示</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="142" />
+        <source>Remove from library</source>
+        <translation>从文档库移除</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="144" />
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="145" />
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="146" />
+        <source>Ask a question</source>
+        <translation>提问</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="147" />
+        <location filename="../main_window.py" line="183" />
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="150" />
+        <source>Doctor's report</source>
+        <translation>诊断报告</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="151" />
+        <location filename="../main_window.py" line="282" />
+        <source>About DocDesk</source>
+        <translation>关于 DocDesk</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="155" />
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="156" />
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="157" />
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="177" />
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="179" />
+        <source>Chats</source>
+        <translation>对话列表</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="180" />
+        <source>Conversation</source>
+        <translation>对话内容</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="181" />
+        <source>Question</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="182" />
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="184" />
+        <source>Only the selected documents</source>
+        <translation>仅限选中的文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="185" />
+        <source>Show retrieved passages</source>
+        <translation>查看检索到的段落</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="186" />
+        <source>Engine status</source>
+        <translation>引擎状态</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="187" />
+        <source>Library status</source>
+        <translation>文档库状态</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="230" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="143" />
+        <location filename="../main_window.py" line="233" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="173" />
+        <location filename="../main_window.py" line="263" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="175" />
+        <location filename="../main_window.py" line="265" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185" />
+        <location filename="../main_window.py" line="281" />
+        <source>DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.</source>
+        <translation>DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="291" />
+        <source>Select a document first</source>
+        <translation>请先选择文档</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="302" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200" />
+        <location filename="../main_window.py" line="317" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -418,127 +637,127 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="52" />
+        <location filename="../settings_dialog.py" line="53" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="138" />
+        <location filename="../settings_dialog.py" line="140" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="89" />
+        <location filename="../settings_dialog.py" line="91" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="55" />
+        <location filename="../settings_dialog.py" line="56" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="57" />
+        <location filename="../settings_dialog.py" line="58" />
         <source>Serve to editors</source>
         <translation>对编辑器开放</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="63" />
+        <location filename="../settings_dialog.py" line="64" />
         <source>Drop documents onto the window (%1), then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="91" />
+        <location filename="../settings_dialog.py" line="93" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="162" />
+        <location filename="../settings_dialog.py" line="164" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="167" />
+        <location filename="../settings_dialog.py" line="169" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="168" />
+        <location filename="../settings_dialog.py" line="170" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="169" />
+        <location filename="../settings_dialog.py" line="171" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="170" />
+        <location filename="../settings_dialog.py" line="172" />
         <source>A new library folder, model or language takes effect after a restart.</source>
         <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="56" />
+        <location filename="../settings_dialog.py" line="57" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="214" />
+        <location filename="../settings_dialog.py" line="216" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="58" />
+        <location filename="../settings_dialog.py" line="59" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="178" />
+        <location filename="../settings_dialog.py" line="180" />
         <source>Serve the library to editors while DocDesk is open</source>
         <translation>DocDesk 打开时，向编辑器开放文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="182" />
+        <location filename="../settings_dialog.py" line="184" />
         <source>none: only programs on this computer can connect</source>
         <translation>无：只有本机上的程序可以连接</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="183" />
+        <location filename="../settings_dialog.py" line="185" />
         <source>New token</source>
         <translation>生成新令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="188" />
+        <location filename="../settings_dialog.py" line="190" />
         <source>Let other computers connect (needs a token)</source>
         <translation>允许其他电脑连接（需要令牌）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="195" />
+        <location filename="../settings_dialog.py" line="197" />
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="196" />
+        <location filename="../settings_dialog.py" line="198" />
         <source>Token</source>
         <translation>令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="203" />
+        <location filename="../settings_dialog.py" line="205" />
         <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
         <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="208" />
+        <location filename="../settings_dialog.py" line="210" />
         <source>Other computers can connect only with a token: set one.</source>
         <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="222" />
+        <location filename="../settings_dialog.py" line="224" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="224" />
+        <location filename="../settings_dialog.py" line="226" />
         <source>Choose a program</source>
         <translation>选择程序</translation>
     </message>
@@ -564,62 +783,62 @@
 <context>
     <name>SummaryPanel</name>
     <message>
-        <location filename="../summary_panel.py" line="37" />
+        <location filename="../summary_panel.py" line="39" />
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="42" />
+        <location filename="../summary_panel.py" line="44" />
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="44" />
+        <location filename="../summary_panel.py" line="46" />
         <source>Save as Markdown…</source>
         <translation>另存为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="64" />
+        <location filename="../summary_panel.py" line="66" />
         <source>Summary: %1</source>
         <translation>摘要：%1</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="65" />
+        <location filename="../summary_panel.py" line="67" />
         <source>Summarizing…</source>
         <translation>正在生成摘要…</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="77" />
+        <location filename="../summary_panel.py" line="79" />
         <source>blocks</source>
         <translation>块</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="78" />
+        <location filename="../summary_panel.py" line="80" />
         <source>combining</source>
         <translation>汇总</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="80" />
+        <location filename="../summary_panel.py" line="82" />
         <source>about %1 s left</source>
         <translation>约剩 %1 秒</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="81" />
+        <location filename="../summary_panel.py" line="83" />
         <source>%1 from cache</source>
         <translation>%1 个来自缓存</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="90" />
+        <location filename="../summary_panel.py" line="92" />
         <source>from the cache</source>
         <translation>来自缓存</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="92" />
+        <location filename="../summary_panel.py" line="94" />
         <source>Done in %1 s</source>
         <translation>用时 %1 秒完成</translation>
     </message>
     <message>
-        <location filename="../summary_panel.py" line="104" />
+        <location filename="../summary_panel.py" line="106" />
         <source>Save summary</source>
         <translation>保存摘要</translation>
     </message>
@@ -875,6 +1094,10 @@
     </message>
     <message>
         <source>images</source>
+        <translation>图片</translation>
+    </message>
+    <message>
+        <source>image</source>
         <translation>图片</translation>
     </message>
     <message>

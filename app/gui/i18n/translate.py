@@ -243,15 +243,16 @@ BACKENDS_ZH = {
 
 # The format table's words for the window's format list (app/gui/format_list.py), context
 # "Formats": names such as PDF or Word stay as they are.
-FORMATS_ZH = {"text": "文本", "images": "图片", ", ": "、", "%1 and %2": "%1和%2"}
+FORMATS_ZH = {"text": "文本", "image": "图片", "images": "图片", ", ": "、", "%1 and %2": "%1和%2"}
 
 
 def add_format_strings(tree: ET.ElementTree) -> None:
     """A "Formats" context with the format table's words that have a translation."""
     sys.path.insert(0, str(GUI.parent.parent))
-    from ingest.readers.registry import format_groups
+    from ingest.readers.registry import format_groups, supported_formats
 
-    add_context(tree, "Formats", [*format_groups(), ", ", "%1 and %2"], FORMATS_ZH)
+    words = dict.fromkeys([*format_groups(), *supported_formats(), ", ", "%1 and %2"])  # groups, labels
+    add_context(tree, "Formats", list(words), FORMATS_ZH)
 
 
 def add_context(tree: ET.ElementTree, context_name: str, sources: list[str], table: dict[str, str]) -> None:
