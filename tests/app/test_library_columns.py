@@ -27,7 +27,9 @@ def _guides():
     return [pdf, md, _doc(3, title="Notes")]
 
 
-def test_every_column_is_visible_in_a_1366_px_window(qtbot, tmp_path):
+def test_every_column_is_visible_in_a_1366_px_window(qtbot, tmp_path, monkeypatch):
+    # A first start: window.ini lies beside the config, which the session's other tests share.
+    monkeypatch.setenv("DOCDESK_CONFIG", str(tmp_path / "config.toml"))
     window = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
     qtbot.addWidget(window)
     window.resize(1366, 740)
