@@ -95,8 +95,8 @@ clean:
 screenshots: $(INSTALLED)
 	apt-get install -y -qq xvfb fonts-noto-cjk libxcb-icccm4 libxcb-cursor0 libxcb-keysyms1 libxcb-image0 \
 		libxcb-render-util0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libegl1
-	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py en
-	xvfb-run -a -s "-screen 0 1440x900x24" $(BIN)/python assets/screenshots/take_screenshots.py zh
+	xvfb-run -a -s "-screen 0 1366x768x24" $(BIN)/python assets/screenshots/take_screenshots.py en
+	xvfb-run -a -s "-screen 0 1366x768x24" $(BIN)/python assets/screenshots/take_screenshots.py zh
 
 dist: $(INSTALLED)
 	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build packaging/docdesk.spec

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
+    QGridLayout,
     QHBoxLayout,
     QInputDialog,
     QListWidget,
@@ -65,9 +66,11 @@ class ChatPane(QWidget):
         rename.clicked.connect(self._rename)
         delete = QPushButton(self.tr("Delete"))
         delete.clicked.connect(self._delete)
-        chat_buttons = QHBoxLayout()
-        for button in (new, rename, delete):
-            chat_buttons.addWidget(button)
+        # New chat above Rename and Delete: the list stays narrow, the transcript gets the room.
+        chat_buttons = QGridLayout()
+        chat_buttons.addWidget(new, 0, 0, 1, 2)
+        chat_buttons.addWidget(rename, 1, 0)
+        chat_buttons.addWidget(delete, 1, 1)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -91,12 +94,18 @@ class ChatPane(QWidget):
         self.show_passages = QPushButton(self.tr("Show retrieved passages"))
         self.show_passages.setEnabled(False)
         self.show_passages.clicked.connect(lambda: self.passages_requested.emit(len(self.messages) - 1))
-        row = QHBoxLayout()
-        row.addWidget(self.only_selected)
-        row.addStretch(1)
-        row.addWidget(self.show_passages)
-        row.addWidget(self.stop)
-        row.addWidget(self.send)
+        # Two lines, so that the pane fits a laptop beside a library it does not squeeze.
+        options = QHBoxLayout()
+        options.addWidget(self.only_selected)
+        options.addStretch(1)
+        options.addWidget(self.show_passages)
+        row = QVBoxLayout()
+        row.addLayout(options)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.stop)
+        buttons.addWidget(self.send)
+        row.addLayout(buttons)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)

@@ -23,7 +23,7 @@ from .document_opener import DocumentOpener
 from .engine_controller import EngineController
 from .library_controller import LibraryController
 from .library_pane import LibraryPane
-from .screen_fit import DialogFit, available, clamp, first_geometry
+from .screen_fit import DialogFit, available, clamp, first_geometry, first_pane_sizes
 from .serve_controller import ServeController
 from .settings_controller import SettingsController
 from .summary_controller import SummaryController
@@ -213,10 +213,14 @@ class MainWindow(QMainWindow):
         self._restored = True
         # Sizes, not saveState(): setSizes scales them to the window as it is now, so the panes
         # keep their proportions even when the saved geometry had to shrink to fit a smaller screen.
-        for splitter, key in ((self.splitter, "splitter"), (self.chat_pane.splitter, "chat_splitter")):
+        first = first_pane_sizes(self.splitter.width(), self.library_pane.sizeHint().width())
+        for splitter, key, default in (
+            (self.splitter, "splitter", first[0]),
+            (self.chat_pane.splitter, "chat_splitter", first[1]),
+        ):
             sizes = [int(v) for v in (s.value(key) or [])]
-            if len(sizes) == splitter.count() and all(v >= 0 for v in sizes):
-                splitter.setSizes(sizes)
+            usable = len(sizes) == splitter.count() and all(v >= 0 for v in sizes)
+            splitter.setSizes(sizes if usable else default)
 
     def save_geometry(self) -> None:
         s = self._window_settings

@@ -57,6 +57,15 @@ def dialog_size(avail: QRect, wanted: QSize) -> QSize:
     return wanted.boundedTo(room)
 
 
+def first_pane_sizes(width: int, library_hint: int, chat_list: int = 170) -> tuple[list[int], list[int]]:
+    """A first start's splitters: the library gets what its columns ask for, within 45% of the
+    window and never less than a third (at most 900 px), and the chat list a narrow strip, so the
+    documents and the conversation get the room. (main splitter sizes, chat splitter sizes)"""
+    library = max(min(library_hint, int(0.45 * width)), min(width // 3, 900))
+    chat = max(width - library, 0)
+    return [library, chat], [min(chat_list, chat // 4), max(chat - min(chat_list, chat // 4), 0)]
+
+
 def fit_dialog(dialog: QWidget, wanted: QSize | None = None) -> None:
     """Size a dialog for the screen: `wanted` (or its present size) bounded by the screen."""
     parent = dialog.parentWidget()

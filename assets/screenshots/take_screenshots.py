@@ -1,6 +1,6 @@
 """Screenshots of the real window under Xvfb, in English and in Chinese (`make screenshots`).
 
-    xvfb-run -a -s "-screen 0 1440x900x24" python assets/screenshots/take_screenshots.py en|zh
+    xvfb-run -a -s "-screen 0 1366x768x24" python assets/screenshots/take_screenshots.py en|zh
 
 Needs the Debian packages xvfb, fonts-noto-cjk and Qt's xcb libraries (the Makefile target
 installs them). Builds a library in a temporary folder from the sample guides and a corpus PDF,
@@ -52,6 +52,7 @@ def main(language: str) -> int:
     from app.gui.main_window import MainWindow
     from app.services import DocDesk
     from app.settings import Settings
+    from engine.citations import shown_sources
 
     tmp = Path(tempfile.mkdtemp(prefix="docdesk-shots-"))
     os.environ["DOCDESK_CONFIG"] = str(tmp / "config.toml")
@@ -67,10 +68,8 @@ def main(language: str) -> int:
          ROOT / "tests" / "data" / "corpus" / "pdf-samples" / "026-latex-multicolumn" / "multicolumn.pdf",
          ROOT / "tests" / "data" / "corpus" / "broken" / "html-named.pdf"]
     )  # fmt: skip
-    window = MainWindow(desk)
-    window.resize(1400, 860)
+    window = MainWindow(desk)  # a first start: the window sizes itself to the screen, as a user's does
     window.show()
-    window.splitter.setSizes([520, 880])
     wait(app, lambda: window.engine_state == "ready")
     grab(app, window, f"library-{language}.png")
 
@@ -81,8 +80,8 @@ def main(language: str) -> int:
 
     index = len(window.chat_pane.messages) - 1
     sources = window.chat_pane.messages[index]["sources"]
-    cited = [s for s in sources if s["cited"]] or sources
-    window.chat_pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{cited[0]['n']}"))
+    cited = shown_sources(sources)
+    window.chat_pane.transcript.anchorClicked.emit(QUrl(f"cite:{index}/{cited[0].n}"))
     wait(app, lambda: window.viewer.isVisible())
     try:
         wait(app, lambda: window.viewer.pdf_view is None or window.viewer._result_chosen, 20)
