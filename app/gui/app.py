@@ -18,10 +18,16 @@ def install_translator(app, language: str):
     if not name.startswith("zh"):
         return None
     translator = QTranslator(app)
-    if translator.load(str(I18N / "docdesk_zh_CN.qm")):
-        app.installTranslator(translator)
-        return translator
-    return None
+    if not translator.load(str(I18N / "docdesk_zh_CN.qm")):
+        return None
+    app.installTranslator(translator)
+    # Qt's own strings (Save, Cancel, the file dialog) from the translations PySide6 ships.
+    from PySide6.QtCore import QLibraryInfo
+
+    qt = QTranslator(app)
+    if qt.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt)
+    return translator
 
 
 def run(settings, started: float | None = None) -> int:
