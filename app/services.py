@@ -220,6 +220,12 @@ class DocDesk:
             self._backend = self._create_backend(self.settings.llm)
         return self._backend
 
+    def parallel_answers(self) -> int:
+        """How many answers the loaded model writes at once (1 until it is loaded): with more
+        than one, a question need not wait behind a summary."""
+        backend = self._backend
+        return backend.max_concurrency if backend is not None else 1
+
     def doing(self, activity: str, **details):
         """A block in which the model does `activity` (app/crash.py's names): if DocDesk dies in
         it, the next start says so, with the model and the question."""

@@ -16,8 +16,9 @@ from .tasks import TextBuffer, Workers
 
 class ChatController(QObject):
     answer_finished = Signal(object)  # the app.answering.Answered record, or None when it failed
-    busy_changed = Signal(bool)  # an answer is being written
+    busy_changed = Signal(bool)  # an answer is being written (or waits to be)
     failed = Signal(str)  # why an answer could not be written
+    notice = Signal(str)  # a word for the status bar
 
     def __init__(
         self,
@@ -39,6 +40,8 @@ class ChatController(QObject):
         )
         self.answer_op: Op | None = None
         self._buffer: TextBuffer | None = None
+        self._waiting = False  # the question waits for the model (behind a summary, a model load)
+        self.summary_event = None  # the running summary's last progress event, None when none runs
         pane.send_requested.connect(self.ask)
         pane.stop_requested.connect(self.stop)
         pane.citation_clicked.connect(self.open_citation)
@@ -85,20 +88,67 @@ class ChatController(QObject):
         doc_ids = self.library_pane.selected_ids() if pane.only_selected.isChecked() else None
         pane.messages.append({"role": "user", "text": question})
         pane.messages.append({"role": "assistant", "text": "", "sources": [], "pending": True})
-        pane.render()
         buffer = self._buffer = TextBuffer(pane.append_text)
         chat_id = pane.chat_id or None
 
         def work(ctx):  # Stop sets ctx.cancel: the model stops at its next token
             return final_answer(self.desk.answer(question, doc_ids, chat_id=chat_id, cancel=ctx.cancel), buffer.append)
 
-        op = Op(self.workers, "engine", "ask", work)
-        self.answer_op = op.success(self._answered).failure(self._failed).busy(self._busy).run()
+        # A model with parallel slots (a server) answers beside a summary; a model that writes one
+        # reply at a time (llama.cpp in-process) takes the question after it, and the transcript
+        # says so until then.
+        pool = "answer" if self.desk.parallel_answers() > 1 else "engine"
+        self._waiting = True
+        self._show_waiting()
+        op = Op(self.workers, pool, "ask", work).started(self._started).success(self._answered)
+        op = op.failure(self._failed).cancelled(lambda _stopped: self._not_asked(question))
+        self.answer_op = op.busy(self._busy).run()
+
+    def summary_progressed(self, event) -> None:
+        """The running summary's progress (None: it ended): a question waiting behind it says how long."""
+        self.summary_event = event
+        if self._waiting:
+            self._show_waiting()
+
+    def _waiting_words(self) -> str:
+        event = self.summary_event
+        if event is None:
+            return self.tr("Waits for the model…")
+        if event.stage == "map":
+            words = self.tr("Waits for the summary: %1 of %2 blocks left")
+            return words.replace("%1", str(event.total - event.done)).replace("%2", str(event.total))
+        return self.tr("Waits for the summary: combining its blocks")
+
+    def _show_waiting(self) -> None:
+        message = self.pane.messages[-1] if self.pane.messages else None
+        if message is not None and message.get("pending"):
+            message["waiting"] = self._waiting_words() + " " + self.tr("(Stop keeps your question)")
+            self.pane.render()
+
+    def _started(self, _none) -> None:
+        """A worker took the question up: the model is writing it now."""
+        self._waiting = False
+        message = self.pane.messages[-1] if self.pane.messages else None
+        if message is not None and message.get("pending"):
+            message.pop("waiting", None)
+            self.pane.render()
+
+    def _not_asked(self, question: str) -> None:
+        """Stopped before the model began: the question goes back into the question box, unasked."""
+        self._stop_stream()
+        messages = self.pane.messages
+        if len(messages) >= 2 and messages[-1].get("pending") and messages[-2]["text"] == question:
+            del messages[-2:]
+        self.pane.render()
+        self.pane.restore_question(question)
+        self.notice.emit(self.tr("Not asked: your question is back in the question box"))
+        self.answer_finished.emit(None)
 
     def _busy(self, busy: bool) -> None:
         if not busy:
             self._stop_stream()
             self.answer_op = None
+            self._waiting = False
         self.pane.set_busy(busy)
         self.busy_changed.emit(busy)
 

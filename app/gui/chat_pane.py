@@ -211,6 +211,12 @@ class ChatPane(QWidget):
         self.stop.setEnabled(busy)
         self.show_passages.setEnabled(not busy and any(m["role"] == "assistant" for m in self.messages))
 
+    def restore_question(self, text: str) -> None:
+        """A question that was not asked, back in the box (before what was typed since)."""
+        typed = self.question.toPlainText().strip()
+        self.question.setPlainText(text + ("\n" + typed if typed else ""))
+        self.question.setFocus()
+
     def _send(self) -> None:
         text = self.question.toPlainText().strip()
         if text and self.send.isEnabled():

@@ -1,5 +1,5 @@
-"""The model's state in the status bar (loading, ready, working, error), loading it in the
-background, and the doctor's report."""
+"""The model's state in the status bar (loading, ready, what it is doing, error), loading it in
+the background, and the doctor's report."""
 
 from __future__ import annotations
 
@@ -19,25 +19,46 @@ class EngineController(QObject):
         self.desk, self.workers, self.label, self.gpu_warning, self.window = desk, workers, label, gpu_warning, window
         self.state = ""
         self.error = ""
+        self.activities: dict[str, str] = {}  # what the model is doing now: "answer", "summary" -> words
         gpu_warning.linkActivated.connect(lambda _link: self.show_doctor_report())
 
     def set_state(self, state: str, reason: str = "") -> None:
+        """loading | ready | busy | error; "ready" while something runs shows what runs ("busy")."""
+        if state == "ready" and self.activities:
+            state = "busy"
         self.state, self.error = state, reason
         text = {
             "loading": self.tr("Engine: loading the models…"),
             "ready": self.tr("Engine: ready"),
-            "busy": self.tr("Engine: working…"),
+            "busy": self.tr("Engine: %1").replace("%1", " · ".join(self.activities.values()) or self.tr("working…")),
             "error": self.tr("Engine error: %1").replace("%1", reason),
         }[state]
         self.label.setText(text)
         self.state_changed.emit(state)
 
-    def answering(self, busy: bool) -> None:
-        """An answer started or ended: the state shows it, unless the model is in error."""
-        if busy:
-            self.set_state("busy")
-        elif self.state == "busy":
+    def doing(self, activity: str, words: str) -> None:
+        """`activity` ("answer", "summary") is under way, described by `words`; "" when it ended.
+        The status bar says what the model does, unless it is loading or in error."""
+        if words:
+            self.activities[activity] = words
+        else:
+            self.activities.pop(activity, None)
+        if self.state in ("ready", "busy"):
             self.set_state("ready")
+
+    def answering(self, busy: bool) -> None:
+        """An answer started or ended."""
+        self.doing("answer", self.tr("answering…") if busy else "")
+
+    def summarizing(self, event) -> None:
+        """A summary's progress (engine.summarize's event), or None when it ended."""
+        if event is None:
+            self.doing("summary", "")
+        elif event.stage == "map":
+            words = self.tr("summarizing, block %1 of %2").replace("%1", str(min(event.done + 1, event.total)))
+            self.doing("summary", words.replace("%2", str(event.total)))
+        else:
+            self.doing("summary", self.tr("summarizing, combining the blocks"))
 
     def warm_up(self) -> None:
         """Load the model and the embedder; nvidia-smi runs there too, never on the GUI thread."""

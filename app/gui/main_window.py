@@ -105,6 +105,9 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(self.engine.answering)
         self.chat.failed.connect(lambda reason: self.engine.set_state("error", reason))
         self.summaries.finished.connect(self.summary_finished)
+        self.summaries.progressed.connect(self.chat.summary_progressed)
+        self.summaries.progressed.connect(self.engine.summarizing)
+        self.chat.notice.connect(lambda words: self.statusBar().showMessage(words, 8000))
         self.library_pane.add_requested.connect(self.choose_files)
         self.library_pane.summarize_requested.connect(self.summaries.summarize)
 

@@ -55,6 +55,7 @@ class Op:
         self._progress_every_s = 0.05
         self._progress_final: Callable[[Any], bool] = lambda _value: False
         self._on_busy: Callable[[bool], None] = lambda _busy: None
+        self._on_started: Callable[[None], None] = lambda _none: None
         self.future = None
         self.outcome = ""  # "" while running | success | cancelled | failure
 
@@ -80,13 +81,23 @@ class Op:
         self._on_busy = handler
         return self
 
+    def started(self, handler: Callable[[None], None]) -> Op:
+        """`handler(None)` on the GUI thread when a worker takes the op up: until then it waits
+        behind the work before it in its pool (a question behind a summary)."""
+        self._on_started = handler
+        return self
+
     # -- running ------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
         return self.future is not None and not self.future.done()
 
     def cancel(self) -> None:
+        """Stop it: running work sees `ctx.cancel`; work still waiting for its worker never
+        starts, and its cancelled outcome comes back at once."""
         self.cancel_event.set()
+        if self.future is not None and self.future.cancel():
+            self._finish("cancelled", self._on_cancelled, Cancelled("stopped before it started"))
 
     def run(self) -> Op:
         """Start it (from the GUI thread)."""
@@ -109,6 +120,7 @@ class Op:
         return report
 
     def _execute(self, context: OpContext) -> None:  # on the worker thread
+        self.workers.to_gui(self._on_started, None)
         try:
             result = self.work(context)
         except Cancelled as stopped:

@@ -16,6 +16,7 @@ from .tasks import Workers
 
 class SummaryController(QObject):
     finished = Signal(object)  # the Summary; None when it was cancelled or failed
+    progressed = Signal(object)  # engine.summarize's progress event; None when the summary ended
 
     def __init__(
         self,
@@ -57,12 +58,17 @@ class SummaryController(QObject):
             with self.desk.doing("summarizing", document=doc.title or doc.path):
                 return self.desk.summarizer().summarize(doc.id, on_progress=ctx.progress, cancel=ctx.cancel)
 
-        op = Op(self.workers, "engine", "summarize", work).progress(self.panel.show_progress, every_s=0.1)
+        op = Op(self.workers, "engine", "summarize", work).progress(self._progress, every_s=0.1)
         self.op = op.success(self._done).cancelled(self._cancelled).failure(self._failed).busy(self._busy).run()
+
+    def _progress(self, event) -> None:
+        self.panel.show_progress(event)
+        self.progressed.emit(event)
 
     def _busy(self, busy: bool) -> None:
         if not busy:
             self.op = None
+            self.progressed.emit(None)
 
     def _done(self, summary) -> None:
         self.panel.show_summary(summary)

@@ -1,8 +1,9 @@
 """Background work for the window: the GUI thread only paints.
 
 Single-thread executors (docs/ARCHITECTURE.md §2): one for ingest (the embedder is one model), one
-for every LLM call (the engine: asks, summaries, tests, model loading), and one for the
-window's quick library reads. Results, errors and progress come back to the GUI thread through
+for every LLM call (the engine: asks, summaries, tests, model loading), one for answers when the
+model has parallel slots (they need not wait behind a summary), and one for the window's quick
+library reads. Results, errors and progress come back to the GUI thread through
 a queued Qt signal; streamed text is buffered and drained by a ~30 Hz timer, so a fast model
 cannot flood the event loop.
 """
@@ -88,6 +89,9 @@ class Workers:
         self._pools = {
             "ingest": ThreadPoolExecutor(1, thread_name_prefix="docdesk-ingest"),
             "engine": ThreadPoolExecutor(1, thread_name_prefix="docdesk-engine"),
+            # Answers when the loaded model has parallel slots (a server): a question runs beside
+            # a summary instead of behind it; the backend's own slots bound them.
+            "answer": ThreadPoolExecutor(1, thread_name_prefix="docdesk-answer"),
             # Quick reads and writes of the library for the window (lists, pages, chats), so the
             # GUI thread never waits on SQLite or the disk, and never behind a long ingest.
             "store": ThreadPoolExecutor(1, thread_name_prefix="docdesk-store"),

@@ -95,6 +95,8 @@ def sources_html(sources, message: int, label: str) -> str:
 def answer_html(message: dict, index: int, sources_label: str) -> str:
     """An answer with its Sources line (once it is written)."""
     pending = message.get("pending")
+    if pending and not message["text"] and message.get("waiting"):
+        return f"<p><b>DocDesk:</b> <i>{html.escape(message['waiting'])}</i></p>"
     text = message["text"] or ("…" if pending else "")
     out = _labelled("DocDesk", body_html(answer_document(text, index)))
     if not pending:
@@ -112,7 +114,7 @@ class TranscriptRenderer:
 
     def message_html(self, message: dict, index: int) -> str:
         sources = tuple((s.n, s.name, s.page_label, s.cited) for s in message.get("sources", []))
-        key = (message["role"], message["text"], bool(message.get("pending")), sources)
+        key = (message["role"], message["text"], bool(message.get("pending")), message.get("waiting"), sources)
         cached = self._cache.get(index)
         if cached and cached[0] == key:
             return cached[1]

@@ -97,3 +97,32 @@ def test_shutdown_cancels_what_runs_and_waits_for_it(qtbot, qapp):
     assert workers.busy()
     workers.shutdown(timeout_s=5)
     assert stopped.is_set() and not op.running and not workers.busy()
+
+
+def test_an_op_waiting_for_its_worker_is_cancelled_at_once_and_never_runs(qtbot, workers):
+    release = threading.Event()
+    ran: list[str] = []
+    first = Op(workers, "engine", "summary", lambda ctx: release.wait(10)).run()
+    seen: list = []
+    second = Op(workers, "engine", "ask", lambda ctx: ran.append("ask"))
+    second.started(lambda _none: seen.append("started")).cancelled(lambda stopped: seen.append(("cancelled", stopped)))
+    second.busy(lambda busy: seen.append(("busy", busy))).run()
+    second.cancel()  # it waits behind `first`: its outcome comes back without waiting for `first`
+    qtbot.waitUntil(lambda: ("busy", False) in seen, timeout=2_000)
+    assert first.running and not ran
+    assert seen[0] == ("busy", True) and isinstance(seen[1][1], Cancelled) and "started" not in seen
+    release.set()
+    qtbot.waitUntil(lambda: not first.running, timeout=5_000)
+    assert not ran
+
+
+def test_started_comes_when_a_worker_takes_the_op_up(qtbot, workers):
+    release = threading.Event()
+    first = Op(workers, "engine", "summary", lambda ctx: release.wait(10)).run()
+    seen: list = []
+    Op(workers, "engine", "ask", lambda ctx: seen.append("work")).started(lambda _none: seen.append("started")).run()
+    qtbot.wait(200)
+    assert seen == []  # still behind `first`
+    release.set()
+    qtbot.waitUntil(lambda: seen == ["started", "work"] or len(seen) == 2, timeout=5_000)
+    assert set(seen) == {"started", "work"} and not first.running
