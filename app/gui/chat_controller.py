@@ -12,6 +12,7 @@ from .document_opener import DocumentOpener
 from .library_pane import LibraryPane
 from .ops import Op, describe
 from .tasks import TextBuffer, Workers
+from .transcript import shown_label
 
 
 class ChatController(QObject):
@@ -194,7 +195,7 @@ class ChatController(QObject):
         dialog.resize(760, 700)
         browser = QTextBrowser()
         parts = [self.tr("What the model was given for this answer:")]
-        parts += [f"### {s.label}\n\n{s.text}" for s in messages[index].get("sources", [])]
+        parts += [f"### {shown_label(s)}\n\n{s.text}" for s in messages[index].get("sources", [])]
         browser.setMarkdown("\n\n".join(parts))
         QVBoxLayout(dialog).addWidget(browser)
         dialog.show()

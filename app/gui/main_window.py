@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.summaries.progressed.connect(self.chat.summary_progressed)
         self.summaries.progressed.connect(self.engine.summarizing)
         self.chat.notice.connect(lambda words: self.statusBar().showMessage(words, 8000))
+        self.settings.restart_requested.connect(self.restart)
         self.library_pane.add_requested.connect(self.choose_files)
         self.library_pane.summarize_requested.connect(self.summaries.summarize)
 
@@ -319,6 +320,13 @@ class MainWindow(QMainWindow):
             self.add_paths(paths)
 
     # -- closing --------------------------------------------------------------------------
+    def restart(self) -> None:
+        """Close as always (work stopped, everything saved), then open DocDesk again."""
+        from .restart import start_again
+
+        if self.close() and not start_again():
+            QMessageBox.warning(None, "DocDesk", self.tr("DocDesk could not start again: start it yourself."))
+
     def closeEvent(self, event) -> None:  # noqa: N802
         self.save_geometry()
         self.statusBar().showMessage(self.tr("Stopping…"))

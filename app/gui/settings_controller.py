@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QStatusBar, QWidget
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QMessageBox, QStatusBar, QWidget
 
 from ..services import DocDesk
 from ..settings import save_settings
@@ -16,6 +16,8 @@ from .tasks import Workers
 
 
 class SettingsController(QObject):
+    restart_requested = Signal()  # the user chose to restart now for a setting only a new process reads
+
     def __init__(
         self,
         desk: DocDesk,
@@ -44,6 +46,10 @@ class SettingsController(QObject):
     def apply(self, settings) -> None:
         path = save_settings(settings)
         llm_changed = settings.llm != self.desk.settings.llm
+        # The language is read when the window starts, the library folder when the façade opens it.
+        needs_restart = settings.ui_language != self.desk.settings.ui_language or (
+            Path(settings.library).expanduser() != Path(self.desk.settings.library).expanduser()
+        )
         self.desk.settings.llm = settings.llm
         self.desk.settings.answers = settings.answers
         self.desk.settings.ui_language = settings.ui_language
@@ -53,6 +59,31 @@ class SettingsController(QObject):
             self.engine.reload()
         if self.serve is not None:  # a new model may run more answers at once: the queue follows it
             self.serve.apply(settings.serve, restart=llm_changed)
+        if needs_restart:
+            self.offer_restart()
+
+    def offer_restart(self) -> QMessageBox:
+        """Ask whether to restart now; the answer comes back to `_restart_answered`."""
+        box = QMessageBox(
+            QMessageBox.Question,
+            self.tr("Restart DocDesk?"),
+            self.tr("The new interface language or library folder is used from the next start. Restart DocDesk now?"),
+            QMessageBox.NoButton,
+            self.window,
+        )
+        self.restart_button = box.addButton(self.tr("Restart now"), QMessageBox.AcceptRole)
+        box.addButton(self.tr("Later"), QMessageBox.RejectRole)
+        box.setDefaultButton(self.restart_button)
+        box.finished.connect(lambda _result: self._restart_answered(box.clickedButton() is self.restart_button))
+        box.open()
+        self.restart_box = box
+        return box
+
+    def _restart_answered(self, restart: bool) -> None:
+        if restart:
+            self.restart_requested.emit()
+        else:
+            self.status.showMessage(self.tr("The change takes effect when DocDesk starts again"), 8000)
 
     def test_model(self, settings, dialog) -> None:
         dialog.show_test(self.tr("Testing…"))

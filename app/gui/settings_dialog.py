@@ -169,7 +169,7 @@ class SettingsDialog(QDialog):
         lform.addRow(self.tr("Library folder"), self.library_path)
         lform.addRow(self.tr("Embedding model"), self.embedding)
         lform.addRow(self.tr("Interface language"), self.language)
-        lform.addRow(QLabel(self.tr("A new library folder, model or language takes effect after a restart.")))
+        lform.addRow(QLabel(self.tr("A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.")))
         return library
 
     def _serve_tab(self) -> QWidget:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 
 from engine.citations import CITATION, NUMBER, shown_sources
@@ -83,10 +84,22 @@ def user_html(text: str, you: str) -> str:
     return f"<p><b>{html.escape(you)}:</b> " + html.escape(text.strip()).replace("\n", "<br />") + "</p>"
 
 
+def shown_page_label(source) -> str:
+    """The page a citation opens in the interface language: "p. 3", "第 3 页"; "~3" where the
+    pages were made up for a format without pages."""
+    page = f"~{source.page}" if source.synthetic_pages else str(source.page)
+    return QCoreApplication.translate("Pages", "p. %1").replace("%1", page)
+
+
+def shown_label(source) -> str:
+    """"[1] Title, p. 3" in the interface language."""
+    return f"[{source.n}] {source.name}, {shown_page_label(source)}"
+
+
 def sources_html(sources, message: int, label: str) -> str:
     """The line under an answer: each shown source a link to its cited page."""
     links = " · ".join(
-        f'<a href="cite:{message}/{s.n}">[{s.n}] {html.escape(html.unescape(s.name))}, {html.escape(s.page_label)}</a>'
+        f'<a href="cite:{message}/{s.n}">[{s.n}] {html.escape(html.unescape(s.name))}, {html.escape(shown_page_label(s))}</a>'
         for s in shown_sources(sources)
     )
     return f"<p><i>{html.escape(label)}:</i> {links}</p>" if links else ""

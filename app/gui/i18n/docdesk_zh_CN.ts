@@ -4,21 +4,46 @@
     <name>ChatController</name>
     <message>
         <location filename="../chat_controller.py" line="118" />
+        <source>Waits for the model…</source>
+        <translation>等待模型…</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="120" />
+        <source>Waits for the summary: %1 of %2 blocks left</source>
+        <translation>等待摘要完成：还剩 %2 块中的 %1 块</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="123" />
+        <source>Waits for the summary: combining its blocks</source>
+        <translation>等待摘要完成：正在合并各块</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="127" />
+        <source>(Stop keeps your question)</source>
+        <translation>（停止会保留您的问题）</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="145" />
+        <source>Not asked: your question is back in the question box</source>
+        <translation>未提问：您的问题已放回提问框</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="169" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="128" />
+        <location filename="../chat_controller.py" line="179" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="143" />
+        <location filename="../chat_controller.py" line="194" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="147" />
+        <location filename="../chat_controller.py" line="198" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
@@ -26,62 +51,62 @@
 <context>
     <name>ChatPane</name>
     <message>
-        <location filename="../chat_pane.py" line="62" />
+        <location filename="../chat_pane.py" line="63" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="64" />
+        <location filename="../chat_pane.py" line="65" />
         <source>Rename</source>
         <translation>重命名</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="66" />
+        <location filename="../chat_pane.py" line="67" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="83" />
+        <location filename="../chat_pane.py" line="86" />
         <source>Ask your documents… (Ctrl+Enter to send)</source>
         <translation>向文档提问…（Ctrl+Enter 发送）</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="85" />
+        <location filename="../chat_pane.py" line="88" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="87" />
+        <location filename="../chat_pane.py" line="90" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="90" />
+        <location filename="../chat_pane.py" line="93" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="91" />
+        <location filename="../chat_pane.py" line="94" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="136" />
+        <location filename="../chat_pane.py" line="145" />
         <source>Rename chat</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="136" />
+        <location filename="../chat_pane.py" line="145" />
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="54" />
+        <location filename="../chat_pane.py" line="55" />
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../chat_pane.py" line="54" />
+        <location filename="../chat_pane.py" line="55" />
         <source>Sources</source>
         <translation>出处</translation>
     </message>
@@ -115,42 +140,62 @@
 <context>
     <name>EngineController</name>
     <message>
-        <location filename="../engine_controller.py" line="27" />
+        <location filename="../engine_controller.py" line="31" />
         <source>Engine: loading the models…</source>
         <translation>引擎：正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="28" />
+        <location filename="../engine_controller.py" line="32" />
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="29" />
-        <source>Engine: working…</source>
-        <translation>引擎：处理中…</translation>
+        <location filename="../engine_controller.py" line="33" />
+        <source>Engine: %1</source>
+        <translation>引擎：%1</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="30" />
+        <location filename="../engine_controller.py" line="33" />
+        <source>working…</source>
+        <translation>工作中…</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="34" />
         <source>Engine error: %1</source>
         <translation>引擎错误：%1</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="50" />
+        <location filename="../engine_controller.py" line="51" />
+        <source>answering…</source>
+        <translation>正在回答…</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="58" />
+        <source>summarizing, block %1 of %2</source>
+        <translation>正在摘要，第 %1 块（共 %2 块）</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="61" />
+        <source>summarizing, combining the blocks</source>
+        <translation>正在摘要，合并各块</translation>
+    </message>
+    <message>
+        <location filename="../engine_controller.py" line="71" />
         <source> — open Settings to choose another model</source>
         <translation> — 请在“设置”中选择其他模型</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="67" />
+        <location filename="../engine_controller.py" line="88" />
         <source>⚠ The GPU is not used: see the doctor's report</source>
         <translation>⚠ 未使用 GPU：查看诊断报告</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="72" />
+        <location filename="../engine_controller.py" line="93" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../engine_controller.py" line="75" />
+        <location filename="../engine_controller.py" line="96" />
         <source>Checking this machine…</source>
         <translation>正在检查本机…</translation>
     </message>
@@ -404,183 +449,196 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="126" />
+        <location filename="../main_window.py" line="130" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="121" />
+        <location filename="../main_window.py" line="125" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="120" />
-        <location filename="../main_window.py" line="178" />
+        <location filename="../main_window.py" line="124" />
+        <location filename="../main_window.py" line="182" />
         <source>Add documents…</source>
         <translation>添加文档…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="122" />
+        <location filename="../main_window.py" line="126" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="124" />
+        <location filename="../main_window.py" line="128" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="136" />
-        <location filename="../main_window.py" line="176" />
+        <location filename="../main_window.py" line="140" />
+        <location filename="../main_window.py" line="180" />
         <source>Filter documents</source>
         <translation>筛选文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="137" />
+        <location filename="../main_window.py" line="141" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="139" />
+        <location filename="../main_window.py" line="143" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="142" />
+        <location filename="../main_window.py" line="146" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="144" />
+        <location filename="../main_window.py" line="148" />
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="145" />
+        <location filename="../main_window.py" line="149" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="146" />
+        <location filename="../main_window.py" line="150" />
         <source>Ask a question</source>
         <translation>提问</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="147" />
-        <location filename="../main_window.py" line="183" />
+        <location filename="../main_window.py" line="151" />
+        <location filename="../main_window.py" line="187" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150" />
+        <location filename="../main_window.py" line="154" />
         <source>Doctor's report</source>
         <translation>诊断报告</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151" />
-        <location filename="../main_window.py" line="282" />
+        <location filename="../main_window.py" line="155" />
+        <location filename="../main_window.py" line="290" />
         <source>About DocDesk</source>
         <translation>关于 DocDesk</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="155" />
+        <location filename="../main_window.py" line="159" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="156" />
+        <location filename="../main_window.py" line="160" />
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="157" />
+        <location filename="../main_window.py" line="161" />
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="177" />
+        <location filename="../main_window.py" line="181" />
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="179" />
+        <location filename="../main_window.py" line="183" />
         <source>Chats</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="180" />
+        <location filename="../main_window.py" line="184" />
         <source>Conversation</source>
         <translation>对话内容</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181" />
+        <location filename="../main_window.py" line="185" />
         <source>Question</source>
         <translation>问题</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="182" />
+        <location filename="../main_window.py" line="186" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184" />
+        <location filename="../main_window.py" line="188" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185" />
+        <location filename="../main_window.py" line="189" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186" />
+        <location filename="../main_window.py" line="190" />
         <source>Engine status</source>
         <translation>引擎状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="187" />
+        <location filename="../main_window.py" line="191" />
         <source>Library status</source>
         <translation>文档库状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="230" />
+        <location filename="../main_window.py" line="238" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="233" />
+        <location filename="../main_window.py" line="241" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="263" />
+        <location filename="../main_window.py" line="271" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="265" />
+        <location filename="../main_window.py" line="273" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="281" />
+        <location filename="../main_window.py" line="289" />
         <source>DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.</source>
         <translation>DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="291" />
+        <location filename="../main_window.py" line="299" />
         <source>Select a document first</source>
         <translation>请先选择文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="302" />
+        <location filename="../main_window.py" line="310" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="317" />
+        <location filename="../main_window.py" line="328" />
+        <source>DocDesk could not start again: start it yourself.</source>
+        <translation>DocDesk 无法自动重启：请手动启动。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="332" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
+    </message>
+</context>
+<context>
+    <name>Pages</name>
+    <message>
+        <location filename="../transcript.py" line="91" />
+        <source>p. %1</source>
+        <translation>第 %1 页</translation>
     </message>
 </context>
 <context>
@@ -614,22 +672,47 @@
 <context>
     <name>SettingsController</name>
     <message>
-        <location filename="../settings_controller.py" line="51" />
+        <location filename="../settings_controller.py" line="57" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="58" />
+        <location filename="../settings_controller.py" line="69" />
+        <source>Restart DocDesk?</source>
+        <translation>重启 DocDesk？</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="70" />
+        <source>The new interface language or library folder is used from the next start. Restart DocDesk now?</source>
+        <translation>新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="74" />
+        <source>Restart now</source>
+        <translation>立即重启</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="75" />
+        <source>Later</source>
+        <translation>稍后</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="86" />
+        <source>The change takes effect when DocDesk starts again</source>
+        <translation>更改将在 DocDesk 下次启动时生效</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="89" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="64" />
+        <location filename="../settings_controller.py" line="95" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="71" />
+        <location filename="../settings_controller.py" line="102" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
@@ -692,11 +775,6 @@
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="172" />
-        <source>A new library folder, model or language takes effect after a restart.</source>
-        <translation>新的文档库文件夹、嵌入模型或界面语言在重启后生效。</translation>
-    </message>
-    <message>
         <location filename="../settings_dialog.py" line="57" />
         <source>Library</source>
         <translation>文档库</translation>
@@ -710,6 +788,11 @@
         <location filename="../settings_dialog.py" line="59" />
         <source>Doctor</source>
         <translation>诊断</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="172" />
+        <source>A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.</source>
+        <translation>新的文档库文件夹或界面语言在重启后生效（DocDesk 会提示重启）；新模型会立即加载。</translation>
     </message>
     <message>
         <location filename="../settings_dialog.py" line="180" />
@@ -765,17 +848,17 @@
 <context>
     <name>SummaryController</name>
     <message>
-        <location filename="../summary_controller.py" line="52" />
+        <location filename="../summary_controller.py" line="53" />
         <source>Only indexed documents can be summarized</source>
         <translation>只能为已索引的文档生成摘要</translation>
     </message>
     <message>
-        <location filename="../summary_controller.py" line="72" />
+        <location filename="../summary_controller.py" line="78" />
         <source>Stopped. Finished blocks are kept: summarize again to resume.</source>
         <translation>已停止。已完成的块会保留：再次摘要即可继续。</translation>
     </message>
     <message>
-        <location filename="../summary_controller.py" line="76" />
+        <location filename="../summary_controller.py" line="82" />
         <source>Summary failed: %1</source>
         <translation>摘要失败：%1</translation>
     </message>
@@ -1095,6 +1178,18 @@
     <message>
         <source>images</source>
         <translation>图片</translation>
+    </message>
+    <message>
+        <source>OpenDocument text</source>
+        <translation>OpenDocument 文本</translation>
+    </message>
+    <message>
+        <source>OpenDocument spreadsheet</source>
+        <translation>OpenDocument 电子表格</translation>
+    </message>
+    <message>
+        <source>OpenDocument presentation</source>
+        <translation>OpenDocument 演示文稿</translation>
     </message>
     <message>
         <source>image</source>

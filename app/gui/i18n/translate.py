@@ -27,7 +27,6 @@ ZH = {
     "%1 from cache": "%1 个来自缓存",
     "%1 tokens/s · first token %2 ms · %3: “%4”": "%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”",
     "(stopped)": "（已停止）",
-    "A new library folder, model or language takes effect after a restart.": "新的文档库文件夹、嵌入模型或界面语言在重启后生效。",
     "Add documents": "添加文档",
     "Documents (%1);;All files (*)": "文档 (%1);;所有文件 (*)",
     "DocDesk stopped unexpectedly": "DocDesk 意外退出",
@@ -189,6 +188,24 @@ ZH = {
     "Serving editors at %1": "已向编辑器开放：%1",
     'OpenAI-compatible endpoint, model "docdesk" · %1': 'OpenAI 兼容接口，模型 "docdesk" · %1',
     "Choose a program": "选择程序",
+    "Waits for the model…": "等待模型…",
+    "Waits for the summary: %1 of %2 blocks left": "等待摘要完成：还剩 %2 块中的 %1 块",
+    "Waits for the summary: combining its blocks": "等待摘要完成：正在合并各块",
+    "(Stop keeps your question)": "（停止会保留您的问题）",
+    "Not asked: your question is back in the question box": "未提问：您的问题已放回提问框",
+    "Engine: %1": "引擎：%1",
+    "working…": "工作中…",
+    "answering…": "正在回答…",
+    "summarizing, block %1 of %2": "正在摘要，第 %1 块（共 %2 块）",
+    "summarizing, combining the blocks": "正在摘要，合并各块",
+    "DocDesk could not start again: start it yourself.": "DocDesk 无法自动重启：请手动启动。",
+    "p. %1": "第 %1 页",
+    "Restart DocDesk?": "重启 DocDesk？",
+    "The new interface language or library folder is used from the next start. Restart DocDesk now?": "新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？",
+    "Restart now": "立即重启",
+    "Later": "稍后",
+    "The change takes effect when DocDesk starts again": "更改将在 DocDesk 下次启动时生效",
+    "A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.": "新的文档库文件夹或界面语言在重启后生效（DocDesk 会提示重启）；新模型会立即加载。",
 }
 
 # The backends' labels and help (engine/backends/registry.py), context "Backends": not in the
@@ -243,7 +260,16 @@ BACKENDS_ZH = {
 
 # The format table's words for the window's format list (app/gui/format_list.py), context
 # "Formats": names such as PDF or Word stay as they are.
-FORMATS_ZH = {"text": "文本", "image": "图片", "images": "图片", ", ": "、", "%1 and %2": "%1和%2"}
+FORMATS_ZH = {
+    "text": "文本",
+    "image": "图片",
+    "images": "图片",
+    "OpenDocument text": "OpenDocument 文本",
+    "OpenDocument spreadsheet": "OpenDocument 电子表格",
+    "OpenDocument presentation": "OpenDocument 演示文稿",
+    ", ": "、",
+    "%1 and %2": "%1和%2",
+}
 
 
 def add_format_strings(tree: ET.ElementTree) -> None:
