@@ -7,7 +7,7 @@ fractions of that image, land on the lines they came from.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QLabel, QScrollArea
 
@@ -44,26 +44,69 @@ def page_image(path: str, fmt: str, page: int, ocr: PageOcr):
 
 
 class PageImageView(QScrollArea):
+    """Pages as images, one under the other, fitted to the view's width, the cited lines in yellow."""
+
+    GAP = 12  # pixels between two pages
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.label = QLabel(alignment=Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.setWidget(self.label)
         self.setWidgetResizable(True)
-        self.marked: list[tuple[float, float, float, float]] = []
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # always fitted to the width
+        self.marked: list[tuple[float, float, float, float]] = []  # of the first page
+        self.pages: list[int] = []  # the page numbers shown
+        self._full: QPixmap | None = None  # the marked pages at their own resolution
+        self._first_mark = 0.0  # where the first marked line is, as a fraction of the full height
 
     def show_page(self, image, page_text: str, ocr: PageOcr, passage: str) -> None:
-        self.marked = line_boxes(ocr, page_text, passage)
-        qimage = QImage(image.tobytes(), image.width, image.height, image.width * 3, QImage.Format.Format_RGB888)
-        pixmap = QPixmap.fromImage(qimage.copy())  # copy: the bytes above are gone after this call
-        painter = QPainter(pixmap)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(255, 210, 0, 90))  # the same translucent yellow as a text selection
-        for x0, y0, x1, y1 in self.marked:
-            painter.drawRect(QRectF(x0 * image.width, y0 * image.height, (x1 - x0) * image.width, (y1 - y0) * image.height))
+        """One page read by OCR, the lines of the passage marked."""
+        self.show_pages([(image, line_boxes(ocr, page_text, passage))], [0])
+
+    def show_pages(self, pages: list, numbers: list[int]) -> None:
+        """`pages`: (PIL image, boxes as fractions of it) each, shown one under the other."""
+        self.marked = pages[0][1] if pages else []
+        self.pages = numbers
+        width = max(image.width for image, _ in pages)
+        height = sum(image.height for image, _ in pages) + self.GAP * (len(pages) - 1)
+        full = QPixmap(width, height)
+        full.fill(QColor(128, 128, 128))
+        painter = QPainter(full)
+        top, first_mark = 0, None
+        for image, boxes in pages:
+            qimage = QImage(image.tobytes(), image.width, image.height, image.width * 3, QImage.Format.Format_RGB888)
+            left = (width - image.width) // 2
+            painter.drawImage(left, top, qimage.copy())  # copy: the bytes above are gone after this call
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(255, 210, 0, 90))  # the same translucent yellow as a text selection
+            for x0, y0, x1, y1 in boxes:
+                rect = QRectF(left + x0 * image.width, top + y0 * image.height, (x1 - x0) * image.width, (y1 - y0) * image.height)
+                painter.drawRect(rect)
+                first_mark = rect.top() if first_mark is None else min(first_mark, rect.top())
+            top += image.height + self.GAP
         painter.end()
-        self.label.setPixmap(pixmap)
-        if self.marked:  # scroll to the first cited line
-            self.verticalScrollBar().setValue(int(self.marked[0][1] * image.height) - 80)
+        self._full = full
+        self._first_mark = (first_mark or 0) / max(height, 1)
+        self._fit()
+        if first_mark is not None:  # once laid out at the view's width: scroll to the first cited line
+            QTimer.singleShot(0, self, self._scroll_to_first_mark)  # not after the view is gone
+
+    def _scroll_to_first_mark(self) -> None:
+        pixmap = self.label.pixmap()
+        if pixmap is not None and not pixmap.isNull():
+            self.verticalScrollBar().setValue(int(self._first_mark * pixmap.height()) - 80)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """The pages at the view's width (a scan is never wider than the viewer, nor blown up past 2x)."""
+        if self._full is None:
+            return
+        width = max(200, self.viewport().width() - 4)
+        width = min(width, self._full.width() * 2)
+        self.label.setPixmap(self._full.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation))
 
 
 def line_boxes(ocr: PageOcr, page_text: str, passage: str) -> list[tuple[float, float, float, float]]:

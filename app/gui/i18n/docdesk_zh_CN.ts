@@ -114,25 +114,35 @@
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="47" />
+        <location filename="../viewer.py" line="64" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="55" />
+        <location filename="../viewer.py" line="72" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="80" />
+        <location filename="../viewer.py" line="74" />
+        <source>Whole document</source>
+        <translation>整个文档</translation>
+    </message>
+    <message>
+        <location filename="../viewer.py" line="104" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
+    </message>
+    <message>
+        <location filename="../viewer.py" line="159" />
+        <source>pages %1–%2</source>
+        <translation>第 %1–%2 页</translation>
     </message>
 </context>
 <context>
     <name>DocumentOpener</name>
     <message>
-        <location filename="../document_opener.py" line="34" />
+        <location filename="../document_opener.py" line="51" />
         <source>That document is no longer in the library.</source>
         <translation>该文档已不在文档库中。</translation>
     </message>

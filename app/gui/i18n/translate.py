@@ -203,6 +203,8 @@ ZH = {
     "Restart DocDesk?": "重启 DocDesk？",
     "The new interface language or library folder is used from the next start. Restart DocDesk now?": "新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？",
     "Restart now": "立即重启",
+    "Whole document": "整个文档",
+    "pages %1–%2": "第 %1–%2 页",
     "Later": "稍后",
     "The change takes effect when DocDesk starts again": "更改将在 DocDesk 下次启动时生效",
     "A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.": "新的文档库文件夹或界面语言在重启后生效（DocDesk 会提示重启）；新模型会立即加载。",
