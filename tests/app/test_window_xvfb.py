@@ -36,3 +36,33 @@ def test_the_window_is_wholly_on_a_real_screen(tmp_path, width, height):
     first = report["first"]
     for name in ("send", "new_chat", "status_bar", "menu_bar"):
         assert drawn(shot, first[name]), (name, first[name])
+
+
+# The window's behaviours the issue names, run again in real windows on an X server of each size:
+# an unclosed code fence followed by another turn (both with linked citations), a question during a
+# summary, Tab out of the table and the question box, a CLI add seen by the window, the viewer's marks.
+ON_A_REAL_SCREEN = [
+    "tests/app/test_transcript.py",
+    "tests/app/test_waiting_work.py",
+    "tests/app/test_keyboard.py::test_tab_leaves_the_library_table_and_the_question_box",
+    "tests/app/test_library_follows.py::test_a_cli_add_shows_in_the_open_window",
+    "tests/app/test_viewer_marks.py::test_the_viewer_shows_the_marked_pages_fitted_to_its_width",
+]
+
+
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1920, 1080)])
+def test_the_window_behaves_in_real_windows(tmp_path, width, height):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = dict(os.environ, QT_QPA_PLATFORM="xcb")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *ON_A_REAL_SCREEN]
+    command = ["xvfb-run", "-a", "-s", f"-screen 0 {width}x{height}x24", *command, "--basetemp", str(tmp_path / "t")]
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    if "Could not load the Qt platform plugin" in run.stdout + run.stderr:
+        pytest.skip("Qt's xcb plugin cannot load: its libraries (libxcb-icccm4, libxcb-keysyms1, …) are missing")
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "skipped" not in summary and " passed" in summary, summary
