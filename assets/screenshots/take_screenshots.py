@@ -17,6 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+OUT = Path(os.environ.get("DOCDESK_SHOTS_DIR") or HERE)  # elsewhere to look at another screen size
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
@@ -40,8 +41,9 @@ def grab(app, widget, name: str) -> None:
         time.sleep(0.02)
     screen = app.primaryScreen()
     picture = screen.grabWindow(widget.winId())
-    picture.save(str(HERE / name))
-    print("wrote", HERE / name)
+    OUT.mkdir(parents=True, exist_ok=True)
+    picture.save(str(OUT / name))
+    print("wrote", OUT / name)
 
 
 def main(language: str) -> int:

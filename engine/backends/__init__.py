@@ -5,10 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import Backend, ChatRequest, GenerationStats, Message
+from .base import Backend, ChatRequest, GenerationStats, Message, ReasoningPiece
 from .registry import builder, listed_names
 
-__all__ = ["BACKENDS", "Backend", "ChatRequest", "GenerationStats", "LlmSettings", "Message", "create_backend"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "ChatRequest",
+    "GenerationStats",
+    "LlmSettings",
+    "Message",
+    "ReasoningPiece",
+    "create_backend",
+]
 
 BACKENDS = listed_names()  # the backends users choose from: ("llama_cpp", "llama_server", "openai", "vllm")
 
@@ -41,6 +50,10 @@ class LlmSettings:
     llama_server: str | None = None  # llama_server: the executable (None: PATH, then `make llama-server`'s)
     slots: int | None = None  # llama_server: parallel slots (None: from the memory plan)
     server_port: int | None = None  # llama_server: its port (None: a free one)
+    # Thinking models (Qwen3, QwQ, DeepSeek-R1): None as the model does by default, True or False
+    # asks for thinking or none; thinking_budget caps the tokens of thinking per answer (None: no cap).
+    thinking: bool | None = None
+    thinking_budget: int | None = None
 
 
 def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16: bool | None = None) -> Backend:

@@ -10,12 +10,20 @@ from typing import Protocol
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
+class ReasoningPiece(str):
+    """A piece of the model's reasoning that a server sends apart from its answer (OpenAI-compatible
+    `reasoning_content` deltas: llama-server's --reasoning-format, vLLM's reasoning parsers).
+    Backends yield these beside plain `str` answer pieces; engine/thinking.py keeps them apart,
+    with reasoning written inline as <think>…</think>."""
+
+
 @dataclass
 class GenerationStats:
     """Filled in while a stream runs; complete when the iterator is exhausted."""
 
     prompt_tokens: int = 0
-    completion_tokens: int = 0
+    completion_tokens: int = 0  # reasoning included, as OpenAI counts them
+    reasoning_tokens: int = 0  # of completion_tokens, those the model spent thinking
     ttft_ms: float = 0.0
     total_ms: float = 0.0
     finish_reason: str = ""
@@ -34,6 +42,11 @@ class ChatRequest:
     stop: list[str] = field(default_factory=list)
     # In-process only: llama.cpp's classic 1.1 keeps small models out of loops. Servers keep their own.
     repeat_penalty: float = 1.1
+    top_p: float | None = None  # None: the backend's default
+    seed: int | None = None  # None: random
+    # Thinking models: None as the model does by default, False asks it not to think (Qwen3's
+    # enable_thinking=False in the chat template's arguments), True asks it to.
+    thinking: bool | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -69,7 +82,8 @@ class Backend(Protocol):
         ...
 
     def stream_chat(self, request: ChatRequest) -> Iterator[str]:
-        """The answer's text piece by piece; fills `request.stats`; raises Cancelled once
+        """The answer's text piece by piece (reasoning a server sends apart as ReasoningPiece,
+        reasoning a model writes inline left in the text); fills `request.stats`; raises Cancelled once
         `request.cancel` is set; stops after `request.max_tokens` tokens or at a stop string,
         which is not part of the text."""
         ...

@@ -160,4 +160,14 @@ CPU_REPACK = Option(
     choices=AUTO_ON_OFF,
 )
 GGUF_MODEL = Option("model", "Model", "gguf", "a .gguf file", placeholder="a .gguf file")
+THINKING = Option(
+    "thinking",
+    "Thinking (reasoning models)",
+    "choice",
+    "Qwen3, QwQ, DeepSeek-R1: think before answering; the answer is kept apart from the thinking",
+    choices=(("model default", None), ("on", True), ("off", False)),
+)
+THINKING_BUDGET = Option(
+    "thinking_budget", "Thinking budget", "int", "tokens of thinking per answer at most", 0, 65_536, 256, "no limit"
+)
 MAX_CONCURRENCY = Option("max_concurrency", "Parallel answers", "int", "requests sent to the server at once", 1, 256)

@@ -105,6 +105,8 @@ def test_each_backend_declares_only_the_options_it_reads():
         "kv_cache",
         "mlock",
         "cpu_repack",
+        "thinking",
+        "thinking_budget",
     }
     assert declared["openai"] == {
         "url",
@@ -114,8 +116,10 @@ def test_each_backend_declares_only_the_options_it_reads():
         "max_concurrency",
         "connect_timeout",
         "read_timeout",
+        "thinking",
+        "thinking_budget",
     }
-    assert declared["vllm"] == {"model", "context", "vllm"}
+    assert declared["vllm"] == {"model", "context", "vllm", "thinking", "thinking_budget"}
     assert {"llama_server", "model", "slots", "server_port", "gpu_layers"} <= declared["llama_server"]
     assert "url" not in declared["llama_server"] and "vllm" not in declared["llama_cpp"]
 
