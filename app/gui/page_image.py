@@ -63,8 +63,9 @@ class PageImageView(QScrollArea):
         """One page read by OCR, the lines of the passage marked."""
         self.show_pages([(image, line_boxes(ocr, page_text, passage))], [0])
 
-    def show_pages(self, pages: list, numbers: list[int]) -> None:
-        """`pages`: (PIL image, boxes as fractions of it) each, shown one under the other."""
+    def show_pages(self, pages: list, numbers: list[int], focus: int | None = None) -> None:
+        """`pages`: (PIL image, boxes as fractions of it) each, shown one under the other; the view
+        scrolls to the first mark on page `focus` (the cited one), else to the first mark."""
         self.marked = pages[0][1] if pages else []
         self.pages = numbers
         width = max(image.width for image, _ in pages)
@@ -73,7 +74,12 @@ class PageImageView(QScrollArea):
         full.fill(QColor(128, 128, 128))
         painter = QPainter(full)
         top, first_mark = 0, None
-        for image, boxes in pages:
+        focus_index = numbers.index(focus) if focus in numbers else None
+        for index, (image, boxes) in enumerate(pages):
+            if focus_index is not None and index < focus_index:
+                boxes_top = None  # marks above the cited page are drawn, not scrolled to
+            else:
+                boxes_top = True
             qimage = QImage(image.tobytes(), image.width, image.height, image.width * 3, QImage.Format.Format_RGB888)
             left = (width - image.width) // 2
             painter.drawImage(left, top, qimage.copy())  # copy: the bytes above are gone after this call
@@ -82,7 +88,8 @@ class PageImageView(QScrollArea):
             for x0, y0, x1, y1 in boxes:
                 rect = QRectF(left + x0 * image.width, top + y0 * image.height, (x1 - x0) * image.width, (y1 - y0) * image.height)
                 painter.drawRect(rect)
-                first_mark = rect.top() if first_mark is None else min(first_mark, rect.top())
+                if boxes_top:
+                    first_mark = rect.top() if first_mark is None else min(first_mark, rect.top())
             top += image.height + self.GAP
         painter.end()
         self._full = full

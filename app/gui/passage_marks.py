@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 ENDS = 40  # letters and digits at each end of a passage that must match where the whole does not
+WINDOW = 24  # letters and digits of the page that, found in the passage, show the page holds part of it
 VIEW_WIDTH = 1400  # pixels across a rendered page; the view scales it to its width
 
 
@@ -61,15 +62,30 @@ def _find(page_text: str, passage: str) -> Found | None:
     at = page.find(wanted)
     if at >= 0:
         return Found(where[at], where[at + len(wanted) - 1] + 1)
+    if len(wanted) < WINDOW:
+        return None
+    # Part of it is here: its head, its tail, or (a passage of many pages) the whole page. The
+    # stretch of the page whose windows are in the passage is that part; where the passage's
+    # head or tail is on the page, the part starts or ends exactly there.
+    starts = [*range(0, max(1, len(page) - WINDOW + 1), WINDOW // 2), max(0, len(page) - WINDOW)]
+    hits = [i for i in starts if page[i : i + WINDOW] in wanted]
+    if not hits:
+        return None
+    first, last = min(hits), min(len(page), max(hits) + WINDOW)
     head, tail = wanted[:ENDS], wanted[-ENDS:]
     h, t = page.find(head), page.rfind(tail)
-    if h >= 0 and t >= h:  # both ends here, the middle read differently
-        return Found(where[h], where[t + len(tail) - 1] + 1)
-    if h >= 0:
-        return Found(where[h], len(page_text), runs_on=True)
-    if t >= 0:
-        return Found(0, where[t + len(tail) - 1] + 1, began_before=True)
-    return None
+    began_before, runs_on = h < 0, t < 0 or t < h
+    if not began_before:
+        first = h
+    elif first <= WINDOW:  # the page opens with it
+        first = 0
+    if not runs_on:
+        last = t + len(tail)
+    elif last >= len(page) - WINDOW:  # the page ends with it
+        last = len(page)
+    if last <= first:
+        return None
+    return Found(where[first], where[last - 1] + 1, runs_on=runs_on, began_before=began_before)
 
 
 def passage_pages(texts: dict[int, str], page: int, passage: str) -> dict[int, Found]:

@@ -153,7 +153,7 @@ class CitationViewer(QDialog):
     def _show_marked(self, marked: list) -> None:
         view = self._image_view()
         self.stack.setCurrentWidget(view)
-        view.show_pages([(p.image, p.boxes) for p in marked], [p.number for p in marked])
+        view.show_pages([(p.image, p.boxes) for p in marked], [p.number for p in marked], focus=self.page)
         numbers = [p.number for p in marked]
         if len(numbers) > 1:
             pages = self.tr("pages %1–%2").replace("%1", str(numbers[0])).replace("%2", str(numbers[-1]))

@@ -36,7 +36,7 @@ def test_a_passage_over_a_page_break_is_found_on_both_pages():
     passage = first[12:] + "\n\n" + second[:-12]
     found = passage_pages({1: first, 2: second, 3: "unrelated"}, 1, passage)
     assert sorted(found) == [1, 2]
-    assert found[1].runs_on and found[1].start == 12 and found[1].end == len(first)
+    assert found[1].runs_on and found[1].start == 12 and not first[found[1].end :].strip()
     assert found[2].began_before and found[2].start == 0 and second[: found[2].end].endswith("said.")
     # Cited on its second page, it is found on the page before as well.
     assert sorted(passage_pages({1: first, 2: second}, 2, passage)) == [1, 2]
@@ -101,3 +101,24 @@ def test_a_text_format_marks_the_whole_passage_in_yellow(qtbot):
     mark = viewer.text.extraSelections()[0]
     assert mark.format.background().color().name() == "#ffd200"  # a visible yellow, focus or not
     assert not viewer.text.textCursor().hasSelection()
+
+
+def test_a_source_of_many_pages_marks_the_cited_page_and_scrolls_to_it(qtbot):
+    # A short document goes to the model whole: the source is all 7 pages, cited on page 3.
+    guide = SAMPLES / "docdesk-guide-zh.pdf"
+    pages = [page.text for page in read_document(guide, ocr=False).pages]
+    passage = "\n".join(pages)
+    marked = pdf_passage_pages(str(guide), 3, passage)
+    numbers = [page.number for page in marked]
+    assert 3 in numbers and all(page.boxes for page in marked), numbers
+    cited = marked[numbers.index(3)]
+    assert len({round(box[1], 3) for box in cited.boxes}) >= 4  # every line of the page, heading included
+    viewer = CitationViewer()
+    qtbot.addWidget(viewer)
+    viewer.resize(700, 500)
+    viewer.show_source(str(guide), "指南", 3, passage, [], "pdf", pages[2], None, marked)
+    view = viewer.image_view
+    qtbot.waitUntil(lambda: view.verticalScrollBar().value() > 0, timeout=5_000)
+    # Scrolled past the page(s) before the cited one, to its first marked line.
+    before = numbers.index(3)
+    assert before == 0 or view.verticalScrollBar().value() > before * 0.8 * view.label.pixmap().height() / len(numbers)
