@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--backend", choices=listed_names(), help="the LLM backend (default: [llm] backend, llama_cpp)")
     model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
     model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
+    model.add_argument(
+        "--threads", type=int, metavar="N", help="llama.cpp threads for the answer (default: [llm] threads, measured)"
+    )
+    model.add_argument(
+        "--threads-batch", type=int, metavar="N", help="llama.cpp threads for the prompt (default: [llm] threads_batch)"
+    )
 
     ask = commands.add_parser("ask", parents=[common, model], help="answer a question from the library, with citations")
     ask.add_argument("question", nargs="+")

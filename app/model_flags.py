@@ -4,10 +4,13 @@ from __future__ import annotations
 
 
 def apply_model_flags(desk, args) -> None:
-    """--backend, --model and --url over the [llm] settings, for the commands that use the model."""
+    """--backend, --model, --url, --threads and --threads-batch over the [llm] settings, for the
+    commands that use the model."""
     llm = desk.settings.llm
     llm.backend = args.backend or llm.backend
     llm.model = args.model or llm.model
+    llm.threads = getattr(args, "threads", None) or llm.threads
+    llm.threads_batch = getattr(args, "threads_batch", None) or llm.threads_batch
     if args.url:
         llm.url, llm.backend = args.url, args.backend or "openai"
     if llm.backend == "llama_cpp":  # before search or ingest import numpy: see load_native_library

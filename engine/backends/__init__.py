@@ -35,7 +35,8 @@ class LlmSettings:
     model: str | None = None  # GGUF path (llama_cpp), served name (openai), HF id or folder (vllm)
     context: int | None = None
     gpu_layers: int = -1
-    threads: int | None = None
+    threads: int | None = None  # llama.cpp's threads for decoding (None: engine/backends/threads.py decides)
+    threads_batch: int | None = None  # llama.cpp's threads for reading the prompt (None: as decided there)
     batch: int = 512
     flash_attention: bool | None = None
     kv_cache: str | None = None  # "f16" | "q8_0"; None: f16 in process, q8_0 with flash attention on a GPU server
