@@ -281,7 +281,7 @@ def judge(facts: ModelFacts, machine: Machine, context: int = ANSWER_CONTEXT) ->
         speed,
         needed,
         available,
-        f"CPU only: at most ~{speed:.1f} tokens/s ({facts.active_bytes / 1e9:.1f} GB read a token; {machine.bandwidth_source})",
+        f"CPU only: at most ~{speed:.1f} tokens/s ({facts.active_bytes / 1e9:.1f} GB read a token)",
     )
 
 
