@@ -11,6 +11,7 @@ from pathlib import Path
 from ingest.errors import IngestError
 
 from .cli_errors import OK, SOME_FAILED, explain
+from .cli_models import cmd_models
 from .cli_parser import build_parser
 from .cli_serving import cmd_mcp, cmd_serve
 from .index_wait import finish_index_rebuild
@@ -324,6 +325,7 @@ COMMANDS = {
     "serve": cmd_serve,
     "mcp": cmd_mcp,
     "doctor": _cmd_doctor,
+    "models": cmd_models,
     "repair": _cmd_repair,
 }
 

@@ -134,4 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--model", metavar="FILE_OR_DIR", help="a .gguf file or a Hugging Face model folder")
     doctor.add_argument("--vram", type=float, metavar="GB", help="plan for this much GPU memory")
     doctor.add_argument("--context", type=int, metavar="N", help="the context length you want")
+
+    from .cli_models import add_models_parser
+
+    add_models_parser(commands, common)
     return parser
