@@ -155,14 +155,17 @@ def _cmd_ask(desk, args) -> int:
     import threading
 
     from .answering import final_answer
+    from .cli_thinking import ThinkingNote
 
     apply_model_flags(desk, args)
     question = " ".join(args.question)
     doc_ids = [desk.resolve(ref).id for ref in args.doc or []]
     cancel = threading.Event()
+    thinking = ThinkingNote(show=bool(getattr(args, "verbose", False)) and not args.json)
     try:
         events = desk.answer(question, doc_ids, chat_id=None if args.new_chat else args.chat, cancel=cancel)
-        answer = final_answer(events, None if args.json else _write)
+        shown = (None, None) if args.json else (thinking.then(_write), thinking.restart)
+        answer = final_answer(events, shown[0], thinking.reasoning, shown[1])
     except KeyboardInterrupt:
         cancel.set()
         raise
@@ -177,7 +180,10 @@ def _cmd_ask(desk, args) -> int:
             "relevant": answer.relevant,
             "relevance": answer.relevance,
             "timings": timings,
-            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
+            "tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens}
+            | {"reasoning": stats.reasoning_tokens},
+            "reasoning": answer.reasoning,  # a thinking model's, kept apart from the answer
+            "thinking_ms": answer.thinking_ms,
         }
         _emit(args, payload, "")
         return 0
@@ -189,6 +195,7 @@ def _cmd_ask(desk, args) -> int:
         f"retrieval {timings['retrieve_ms']:.0f} ms",
         f"first token {timings['ttft_ms']:.0f} ms",
         f"{stats.completion_tokens} tokens",
+        *([f"thought {answer.thinking_ms / 1000:.1f} s ({stats.reasoning_tokens} tokens)"] if answer.reasoning else []),
         f"chat not saved: {answer.unsaved}" if answer.unsaved else f"continue with --chat {answer.chat_id}",
     )
     return 0

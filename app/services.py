@@ -134,6 +134,7 @@ class DocDesk:
         history: list[Turn] | None = None,
         cancel: threading.Event | None = None,
         title: str | None = None,
+        sampling=None,
     ) -> Iterator[AnswerEvent]:
         """Answer `question` from the library (only `doc_ids`, when given): an iterator of
         app.answering.TextDelta records as the model writes, then one Answered record. Every
@@ -141,10 +142,12 @@ class DocDesk:
         chat when None), whose history makes a follow-up stand alone; with save_chat=False it
         is kept nowhere and `history` (engine.answer.Turn, oldest first) is the conversation.
         Setting `cancel` stops the model at its next token; `title` names the question's chat
-        in a crash report (default: the chat's title)."""
+        in a crash report (default: the chat's title); `sampling` (engine.answer.Sampling) is a
+        caller's own max_tokens, temperature, top_p, stop and seed. A thinking model's
+        reasoning comes as ReasoningDelta records and in Answered.reasoning, never in the text."""
         from .answering import answer
 
-        return answer(self, question, doc_ids, chat_id, save_chat, history, cancel, title)
+        return answer(self, question, doc_ids, chat_id, save_chat, history, cancel, title, sampling)
 
     @cached_property
     def chats(self):

@@ -8,6 +8,7 @@ statement and the model is never asked. What the front doors call is `DocDesk.an
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -21,7 +22,7 @@ from .backends import Backend, ChatRequest, GenerationStats
 from .citations import attribute, cited_numbers
 from .context import Source, build_sources
 from .errors import Cancelled
-from .generate import kept, pieces
+from .generate import Reply, complete, pieces, with_thinking_room
 from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
 from .relevance import Relevance, judge
 from .retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
@@ -45,9 +46,45 @@ class AnswerSettings:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A piece of an answer's text, as the model writes it."""
+    """A piece of an answer's text, as the model writes it. `restart` (with no text): what was
+    streamed so far, answer and reasoning, was taken for the wrong one (engine/thinking.py): a
+    display drops both; the records that follow say it again rightly."""
 
     text: str
+    restart: bool = False
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of a thinking model's reasoning, as it writes it: never part of the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """A caller's own sampling for one answer (an editor's request to `docdesk serve`): each
+    None keeps DocDesk's setting; max_tokens may lower the answer's budget, never raise it."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def applied(self, request: ChatRequest) -> ChatRequest:
+        changes: dict = {}
+        if self.max_tokens is not None:
+            changes["max_tokens"] = max(1, min(self.max_tokens, request.max_tokens))
+        if self.temperature is not None:
+            changes["temperature"] = self.temperature
+        if self.top_p is not None:
+            changes["top_p"] = self.top_p
+        if self.stop:
+            changes["stop"] = [*request.stop, *self.stop]
+        if self.seed is not None:
+            changes["seed"] = self.seed
+        return dataclasses.replace(request, **changes)
 
 
 @dataclass
@@ -80,6 +117,8 @@ class Answer:
     prepared: PreparedAnswer
     stats: GenerationStats
     cancelled: bool = False
+    reasoning: str = ""  # a thinking model's reasoning, kept apart from the text
+    thinking_ms: float = 0.0  # from the first token to the end of the reasoning
 
     @property
     def cited(self) -> list[int]:
@@ -180,9 +219,10 @@ class Answerer:
             max_tokens=64,
             temperature=0.0,
             stop=["\n"],
+            thinking=False,  # a search phrase needs no reasoning; a thinking model's would be cut at "\n"
             cancel=cancel or threading.Event(),
         )
-        text = "".join(self.backend.stream_chat(request)).strip().strip("\"'“”")
+        text = complete(self.backend, request).strip().strip("\"'“”")
         text = text.removeprefix("Stand-alone question:").strip()
         # A small model may answer instead of rewriting, or return nothing useful: then the search
         # falls back on the last question and the follow-up together.
@@ -236,11 +276,12 @@ class Answerer:
 
     # -- the model -----------------------------------------------------------------
     def stream(
-        self, prepared: PreparedAnswer, cancel: threading.Event | None = None
-    ) -> Generator[TextDelta, None, Answer]:
-        """The answer as it is written, then (as the generator's return value) the Answer; the
-        plain "nothing found" text when nothing is relevant. Setting `cancel` stops the model:
-        what it said before is kept."""
+        self, prepared: PreparedAnswer, cancel: threading.Event | None = None, sampling: Sampling | None = None
+    ) -> Generator[TextDelta | ReasoningDelta, None, Answer]:
+        """The answer as it is written (a thinking model's reasoning as ReasoningDelta records),
+        then (as the generator's return value) the Answer; the plain "nothing found" text when
+        nothing is relevant. Setting `cancel` stops the model: what it said before is kept.
+        `sampling`: a caller's own limits (serve's request), within the settings' bounds."""
         stats = GenerationStats()
         if prepared.messages is None:
             text = NOTHING_FOUND["zh" if prepared.language == "zh" else "en"]
@@ -253,14 +294,34 @@ class Answerer:
             cancel=cancel or threading.Event(),
             stats=stats,
         )
-        text, cancelled = "", False
+        if sampling is not None:
+            request = sampling.applied(request)
+        request = with_thinking_room(self.backend, request)
+        reply, cancelled = Reply(), False
+        text, reasoning, thought_at = "", "", None
+        started = time.perf_counter()
         try:
-            for piece in pieces(self.backend, request):
-                text += piece
-                yield TextDelta(piece)
+            for piece in pieces(self.backend, request, reply):
+                if piece.reasoning:
+                    reasoning += piece.text
+                    yield ReasoningDelta(piece.text)
+                    continue
+                if piece.restart:
+                    yield TextDelta("", restart=True)
+                    reasoning = text = ""
+                    continue
+                if piece.text and thought_at is None and reasoning:
+                    thought_at = time.perf_counter()
+                text += piece.text
+                yield TextDelta(piece.text)
         except Cancelled:  # what was said before Stop is kept
             cancelled = True
-        return Answer(attribute(kept(text, request).strip(), prepared.sources), prepared, stats, cancelled)
+            reply.answer, reply.reasoning = text, reasoning.strip()
+        answer_text = attribute(reply.answer.strip(), prepared.sources)
+        answer = Answer(answer_text, prepared, stats, cancelled, reply.reasoning)
+        if reply.reasoning:
+            answer.thinking_ms = ((thought_at or time.perf_counter()) - started) * 1000
+        return answer
 
     def generate(
         self,
@@ -272,12 +333,12 @@ class Answerer:
         return run_to_end(self.stream(prepared, cancel), on_text)
 
 
-def run_to_end(stream: Generator[TextDelta, None, Answer], on_text: Callable[[str], None] | None = None) -> Answer:
-    """An answer stream's Answer, each piece of its text through `on_text` first."""
+def run_to_end(stream: Generator, on_text: Callable[[str], None] | None = None) -> Answer:
+    """An answer stream's Answer, each piece of its text (not of its reasoning) through `on_text` first."""
     while True:
         try:
             delta = next(stream)
         except StopIteration as end:
             return end.value
-        if on_text:
+        if on_text and isinstance(delta, TextDelta):
             on_text(delta.text)

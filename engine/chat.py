@@ -7,7 +7,7 @@ from collections.abc import Callable, Generator
 
 from ingest.store.chats import Chat, ChatMessage, ChatStore
 
-from .answer import Answer, Answerer, TextDelta, Turn, run_to_end
+from .answer import Answer, Answerer, ReasoningDelta, Sampling, TextDelta, Turn, run_to_end
 
 
 class ChatSession:
@@ -29,8 +29,12 @@ class ChatSession:
         return turns
 
     def stream(
-        self, question: str, doc_ids: list[str] | None = None, cancel: threading.Event | None = None
-    ) -> Generator[TextDelta, None, Answer]:
+        self,
+        question: str,
+        doc_ids: list[str] | None = None,
+        cancel: threading.Event | None = None,
+        sampling: Sampling | None = None,
+    ) -> Generator[TextDelta | ReasoningDelta, None, Answer]:
         """Answerer.stream for the next question of the chat, the exchange kept in the store."""
         history = self.history()
         if self.chat is None:
@@ -40,7 +44,7 @@ class ChatSession:
         prepared = self.answerer.prepare(question, doc_ids, history, cancel)
         if prepared.standalone:
             self.store.set_question(asked, prepared.standalone)
-        answer = yield from self.answerer.stream(prepared, cancel)
+        answer = yield from self.answerer.stream(prepared, cancel, sampling)
         self.store.add_message(self.chat.id, ChatMessage("assistant", answer.text, sources=answer.cited_sources()))
         return answer
 

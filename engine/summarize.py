@@ -158,9 +158,12 @@ def bullets(text: str) -> list[str]:
 
 
 class Summarizer:
-    def __init__(self, library: Library, backend: Backend, piece_tokens: int | None = None) -> None:
+    def __init__(
+        self, library: Library, backend: Backend, piece_tokens: int | None = None, thinking: bool | None = False
+    ) -> None:
         self.library = library
         self.backend = backend
+        self.thinking = thinking  # ChatRequest.thinking of every step: off unless asked for
         self.cache = SummaryCache(library)
         self.piece_tokens = piece_tokens  # None: as much as the model reads well
 
@@ -191,6 +194,7 @@ class _Run:
         self.backend = owner.backend
         self.library = owner.library
         self.cache = owner.cache
+        self.thinking = owner.thinking
         self.doc_id, self.title, self.style, self.language = doc_id, title, style, language
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel
@@ -368,7 +372,11 @@ class _Run:
         return [r for r in results if r is not None]
 
     def _generate(self, kind: str, messages: list[dict], note: Note) -> Note:
-        request = ChatRequest(messages, max_tokens=OUTPUT_TOKENS[kind], temperature=0.2, cancel=self.cancel)
+        # Without thinking by default: notes of a block need no reasoning, and a thinking model's
+        # would cost more than the note; complete() never returns reasoning, so none is cached.
+        request = ChatRequest(
+            messages, max_tokens=OUTPUT_TOKENS[kind], temperature=0.2, cancel=self.cancel, thinking=self.thinking
+        )
         text = complete(self.backend, request)
         if request.stats.finish_reason == "cancelled" or self.cancel.is_set():
             raise Cancelled("stopped")

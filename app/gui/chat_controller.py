@@ -89,11 +89,13 @@ class ChatController(QObject):
         doc_ids = self.library_pane.selected_ids() if pane.only_selected.isChecked() else None
         pane.messages.append({"role": "user", "text": question})
         pane.messages.append({"role": "assistant", "text": "", "sources": [], "pending": True})
-        buffer = self._buffer = TextBuffer(pane.append_text)
+        buffer = self._buffer = TextBuffer(pane.append_text, on_piece=pane.append_piece)
         chat_id = pane.chat_id or None
 
         def work(ctx):  # Stop sets ctx.cancel: the model stops at its next token
-            return final_answer(self.desk.answer(question, doc_ids, chat_id=chat_id, cancel=ctx.cancel), buffer.append)
+            events = self.desk.answer(question, doc_ids, chat_id=chat_id, cancel=ctx.cancel)
+            reasoning, restart = (lambda text: buffer.append(text, "reasoning")), (lambda: buffer.append("", "restart"))
+            return final_answer(events, buffer.append, reasoning, restart)
 
         # A model with parallel slots (a server) answers beside a summary; a model that writes one
         # reply at a time (llama.cpp in-process) takes the question after it, and the transcript
@@ -165,6 +167,7 @@ class ChatController(QObject):
         # Every source the model was given: the strip under the answer shows the cited ones, the
         # "Show retrieved passages" dialog all of them.
         message.update(text=answer.text, sources=answer.given, pending=False)
+        message.update(reasoning=answer.reasoning, thinking_ms=answer.thinking_ms)
         if answer.cancelled:
             message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
         self.pane.chat_id = answer.chat_id

@@ -202,8 +202,27 @@ class ChatPane(QWidget):
         self.guide.check(workers, self, llm)
 
     def append_text(self, text: str) -> None:
-        if self.messages and self.messages[-1]["role"] == "assistant":
-            self.messages[-1]["text"] += text
+        self.append_piece("answer", text)
+
+    def append_piece(self, kind: str, text: str) -> None:
+        """A streamed piece of the answer being written: its text, a thinking model's reasoning,
+        or "restart" (what was shown was taken for the wrong one: drop both)."""
+        if not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        message = self.messages[-1]
+        if kind == "restart":
+            message["text"], message["reasoning"] = "", ""
+        elif kind == "reasoning":
+            message["reasoning"] = message.get("reasoning", "") + text
+        else:
+            message["text"] += text
+        self.render()
+
+    def toggle_reasoning(self, index: int) -> None:
+        """Show or hide an answer's reasoning (the "Thought for 12 s" link)."""
+        if 0 <= index < len(self.messages):
+            message = self.messages[index]
+            message["show_reasoning"] = not message.get("show_reasoning")
             self.render()
 
     def set_busy(self, busy: bool) -> None:
@@ -224,6 +243,9 @@ class ChatPane(QWidget):
             self.send_requested.emit(text)
 
     def _link(self, url: QUrl) -> None:
+        if url.scheme() == "think":
+            self.toggle_reasoning(int(url.path()))
+            return
         if url.scheme() == "cite":
             message, _, n = url.path().partition("/")
             self.citation_clicked.emit(int(message), int(n))

@@ -55,26 +55,39 @@ class _Bridge(QObject):
 
 
 class TextBuffer:
-    """Streamed text from a worker, drained by the GUI at most ~30 times a second."""
+    """Streamed text from a worker, drained by the GUI at most ~30 times a second. Each piece has
+    a kind ("answer" by default; "reasoning" for a thinking model's; "restart" to drop what was
+    shown): the GUI gets them in order, runs of one kind joined, as on_text(text) for answer
+    pieces or on_piece(kind, text) when given."""
 
-    def __init__(self, on_text: Callable[[str], None], interval_ms: int = 33) -> None:
-        self._parts: list[str] = []
+    def __init__(self, on_text: Callable[[str], None], interval_ms: int = 33, on_piece=None) -> None:
+        self._parts: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self._on_text = on_text
+        self._on_piece = on_piece
         self._timer = QTimer()
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.drain)
         self._timer.start()
 
-    def append(self, text: str) -> None:  # any thread
+    def append(self, text: str, kind: str = "answer") -> None:  # any thread
         with self._lock:
-            self._parts.append(text)
+            self._parts.append((kind, text))
 
     def drain(self) -> None:  # GUI thread
         with self._lock:
-            text, self._parts = "".join(self._parts), []
-        if text:
-            self._on_text(text)
+            parts, self._parts = self._parts, []
+        runs: list[tuple[str, str]] = []
+        for kind, text in parts:
+            if runs and runs[-1][0] == kind and kind != "restart":
+                runs[-1] = (kind, runs[-1][1] + text)
+            else:
+                runs.append((kind, text))
+        for kind, text in runs:
+            if self._on_piece is not None:
+                self._on_piece(kind, text)
+            elif kind == "answer" and text:
+                self._on_text(text)
 
     def stop(self) -> None:
         self._timer.stop()

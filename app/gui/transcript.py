@@ -105,13 +105,35 @@ def sources_html(sources, message: int, label: str) -> str:
     return f"<p><i>{html.escape(label)}:</i> {links}</p>" if links else ""
 
 
+def reasoning_html(message: dict, index: int) -> str:
+    """A thinking model's reasoning above its answer: "Thinking…" while it thinks, then a
+    collapsed "▸ Thought for 12 s" link that shows it (as plain text: it is never Markdown)."""
+    reasoning = message.get("reasoning", "")
+    if not reasoning.strip():
+        return ""
+    tr = QCoreApplication.translate
+    if message.get("pending") and not message["text"]:
+        words = len(reasoning.split())
+        label = tr("Transcript", "Thinking… (%1 words)").replace("%1", str(words))
+        return f'<p style="color:#777"><i>{html.escape(label)}</i></p>'
+    seconds = message.get("thinking_ms", 0) / 1000
+    label = tr("Transcript", "Thought for %1 s").replace("%1", f"{seconds:.0f}") if seconds else tr("Transcript", "Thoughts")
+    shown = message.get("show_reasoning")
+    link = f'<p><a href="think:{index}" style="color:#777">{"▾" if shown else "▸"} {html.escape(label)}</a></p>'
+    if not shown:
+        return link
+    body = html.escape(reasoning.strip()).replace("\n", "<br />")
+    return link + f'<p style="color:#666; margin-left:16px">{body}</p>'
+
+
 def answer_html(message: dict, index: int, sources_label: str) -> str:
-    """An answer with its Sources line (once it is written)."""
+    """An answer with its Sources line (once it is written), a thinking model's reasoning collapsed above it."""
     pending = message.get("pending")
     if pending and not message["text"] and message.get("waiting"):
         return f"<p><b>DocDesk:</b> <i>{html.escape(message['waiting'])}</i></p>"
+    thought = reasoning_html(message, index)
     text = message["text"] or ("…" if pending else "")
-    out = _labelled("DocDesk", body_html(answer_document(text, index)))
+    out = thought + _labelled("DocDesk", body_html(answer_document(text, index)))
     if not pending:
         out += sources_html(message.get("sources", []), index, sources_label)
     return out
@@ -127,7 +149,8 @@ class TranscriptRenderer:
 
     def message_html(self, message: dict, index: int) -> str:
         sources = tuple((s.n, s.name, s.page_label, s.cited) for s in message.get("sources", []))
-        key = (message["role"], message["text"], bool(message.get("pending")), message.get("waiting"), sources)
+        thought = (len(message.get("reasoning", "")), message.get("show_reasoning"), message.get("thinking_ms"))
+        key = (message["role"], message["text"], bool(message.get("pending")), message.get("waiting"), thought, sources)
         cached = self._cache.get(index)
         if cached and cached[0] == key:
             return cached[1]

@@ -35,9 +35,14 @@ def api_error_for(exc: BaseException) -> ApiError:
     return ApiError(500, f"internal error ({type(exc).__name__}); see DocDesk's log", "server_error")
 
 
+REASONING, ANSWER, RESTART = "reasoning", "answer", "restart"
+
+
 class AnswerRun:
-    """One answer on its own thread. `pieces()` yields its text as it streams; `answer` and
-    `error` hold how it ended; `finished` is set once the thread is done with the model."""
+    """One answer on its own thread. `pieces()` yields (kind, text) as it streams: kind
+    "answer", "reasoning" (a thinking model's, for reasoning_content) or "restart" (what was
+    streamed must be dropped: only a display can); `answer` and `error` hold how it ended;
+    `finished` is set once the thread is done with the model."""
 
     def __init__(self, desk, call: AskCall) -> None:
         self._desk = desk
@@ -46,7 +51,7 @@ class AnswerRun:
         self.answer: Answered | None = None
         self.error: BaseException | None = None
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
         self.finished = asyncio.Event()
         self._thread = threading.Thread(target=self._run, name="docdesk-serve-answer", daemon=True)
 
@@ -72,8 +77,15 @@ class AnswerRun:
                 history=call.history,
                 cancel=self.cancel,
                 title=f"served: {call.question[:60]}",
+                sampling=call.sampling,
             )
-            self.answer = final_answer(events, lambda piece: self._to_loop(self._queue.put_nowait, piece))
+            put = self._queue.put_nowait
+            self.answer = final_answer(
+                events,
+                lambda piece: self._to_loop(put, (ANSWER, piece)),
+                lambda piece: self._to_loop(put, (REASONING, piece)),
+                lambda: self._to_loop(put, (RESTART, "")),
+            )
         except Cancelled:
             self.error = Cancelled("the client went away")
         except BaseException as exc:  # reported to the client; the server goes on
@@ -83,7 +95,7 @@ class AnswerRun:
             self._to_loop(self.finished.set)
 
     async def pieces(self):
-        """The answer's text pieces, as the model writes them; ends when the thread is done."""
+        """(kind, text) as the model writes; ends when the thread is done."""
         while (piece := await self._queue.get()) is not None:
             yield piece
 

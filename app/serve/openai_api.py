@@ -217,10 +217,14 @@ class ChatCompletions:
                 step.cancel()
                 return
             try:
-                piece = step.result()
+                kind, piece = step.result()
             except StopAsyncIteration:
                 break
-            await event(reply.chunk({"content": piece}))
+            if kind == "reasoning":  # as llama-server and vLLM stream a thinking model's reasoning
+                await event(reply.chunk({"reasoning_content": piece}))
+            elif kind == "answer":
+                await event(reply.chunk({"content": piece}))
+            # "restart": what was sent cannot be taken back; the closing chunk's `answer` is the answer
         if self.closing and (run.answer is None or run.answer.cancelled):
             await event(shutting_down().body())  # cut short: the client must not take it for a whole answer
         elif run.answer is None:  # failed after the stream began: OpenAI's clients raise on an error event

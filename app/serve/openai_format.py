@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.answer import Turn
+from engine.answer import Sampling, Turn
 from ingest.records import CitedSource
 
 from ..answering import Answered
@@ -45,6 +45,7 @@ class AskCall:
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the token counts
     sources_in_text: bool = True  # docdesk.sources_in_text: a "Sources:" list after the answer
+    sampling: Sampling | None = None  # max_tokens, temperature, top_p, stop, seed as the client asked
 
 
 def _text_of(content, param: str) -> str:
@@ -143,6 +144,7 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     if not isinstance(stream, bool):
         raise ApiError(400, "stream must be true or false", param="stream")
     options = payload.get("stream_options") or {}
+    sampling = parse_sampling(payload)
     return AskCall(
         question="\n".join(text for _, text in said[asked:]),
         history=_history(said[:asked]),
@@ -150,7 +152,48 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
         stream=stream,
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         sources_in_text=sources_in_text,
+        sampling=sampling,
     )
+
+
+# OpenAI's ranges; a value outside them is the client's mistake (400), as OpenAI answers it.
+_RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+MAX_STOPS = 4  # OpenAI's limit on stop sequences
+
+
+def _number(payload: dict, name: str, kind: type, low=None, high=None):
+    value = payload.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
+        raise ApiError(400, f"{name} must be {'an integer' if kind is int else 'a number'}", param=name)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ApiError(400, f"{name} must be {bounds}, not {value}", param=name)
+    return kind(value)
+
+
+def parse_sampling(payload: dict) -> Sampling | None:
+    """The request's sampling: `max_tokens` (or `max_completion_tokens`), `temperature`, `top_p`,
+    `stop` (a string or up to four), `seed`. They apply within DocDesk's limits: max_tokens may
+    lower the answer's budget ([answers] answer_tokens), never raise it."""
+    limit = payload.get("max_completion_tokens", payload.get("max_tokens"))
+    max_tokens = _number({"max_tokens": limit}, "max_tokens", int, 1)
+    temperature = _number(payload, "temperature", float, *_RANGES["temperature"])
+    top_p = _number(payload, "top_p", float, *_RANGES["top_p"])
+    seed = _number(payload, "seed", int)
+    stop = payload.get("stop")
+    if stop is None:
+        stops: tuple[str, ...] = ()
+    elif isinstance(stop, str):
+        stops = (stop,) if stop else ()
+    elif isinstance(stop, list) and all(isinstance(x, str) for x in stop) and len(stop) <= MAX_STOPS:
+        stops = tuple(x for x in stop if x)
+    else:
+        raise ApiError(400, f"stop must be a string or a list of at most {MAX_STOPS} strings", param="stop")
+    if max_tokens is None and temperature is None and top_p is None and seed is None and not stops:
+        return None
+    return Sampling(max_tokens, temperature, top_p, stops, seed)
 
 
 # -- what goes back -----------------------------------------------------------------------------
@@ -179,8 +222,14 @@ def finish_reason(answer: Answered) -> str:
 
 
 def usage(answer: Answered) -> dict:
+    """OpenAI's usage: completion tokens include the reasoning, counted apart in its details."""
     prompt, completion = answer.stats.prompt_tokens, answer.stats.completion_tokens
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "completion_tokens_details": {"reasoning_tokens": answer.stats.reasoning_tokens},
+    }
 
 
 class Reply:
@@ -200,7 +249,9 @@ class Reply:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
+                    # reasoning_content as llama-server and vLLM name a thinking model's reasoning
+                    "message": {"role": "assistant", "content": text}
+                    | ({"reasoning_content": answer.reasoning} if answer.reasoning else {}),
                     "finish_reason": finish_reason(answer),
                 }
             ],

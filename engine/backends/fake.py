@@ -7,6 +7,13 @@ backends do: tokens stream one by one, `max_tokens` and stop strings cut the rep
 raises ContextTooLong, `GenerationStats` is filled, and no more than `max_concurrency`
 requests run at once. `backend = "fake"` in [llm] selects it; it is not offered to users.
 
+Thinking models, in each of the three ways they write (engine/thinking.py): a scripted reply
+may hold `<think>…</think>` (the tags in the text), begin inside its thinking with only
+`…</think>` (a template that opened the tag: pass `thinks=True`, as such a backend says), or the
+reasoning comes apart (`reasoning=`: streamed as ReasoningPiece before the reply, as a server's
+reasoning_content). A request with `thinking=False` gets the reply without any of it, as a
+model told not to think answers.
+
 Its tokenizer is lossless and simple: a word with the spaces before it, or any other single
 character (a digit, a punctuation mark, a CJK character) with its spaces, is one token.
 """
@@ -21,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong
-from .base import ChatRequest
+from .base import ChatRequest, ReasoningPiece
 from .registry import register_backend
 from .stops import StopScanner
 
@@ -62,6 +69,8 @@ class FakeBackend:
         on_gpu: bool = False,
         token_delay: float = 0.0,
         error: Exception | None = None,
+        reasoning: Reply | None = None,
+        thinks: bool | None = None,
     ) -> None:
         if context_window <= 0:
             raise ValueError("context_window must be positive")
@@ -72,6 +81,9 @@ class FakeBackend:
         self._on_gpu = on_gpu
         self.token_delay = token_delay  # seconds before each token, so a test can cancel mid-stream
         self.error = error  # raised by every request (a server that is down, a model that fails)
+        self._reasoning = reasoning  # streamed apart, before each reply (a server's reasoning_content)
+        self.thinks = thinks  # a reply may begin inside its thinking (the template opened the tag)
+        self.thinking_budget: int | None = None
         self.requests: list[ChatRequest] = []
         self.warm_ups = 0  # real warm-ups: 1 after any number of warm_up() calls
         self.in_flight = self.most_in_flight = 0
@@ -147,11 +159,18 @@ class FakeBackend:
         return turns + "<|assistant|>\n"
 
     def reply_for(self, request: ChatRequest, number: int) -> str:
-        if callable(self._reply):
-            return self._reply(request)
-        if isinstance(self._reply, str):
-            return self._reply
-        return self._reply[min(number, len(self._reply) - 1)]
+        reply = self._scripted(self._reply, request, number)
+        if request.thinking is False:  # told not to think: the answer alone
+            reply = re.sub(r"^\s*(?:<think>)?.*?</think>\s*", "", reply, count=1, flags=re.S)
+        return reply
+
+    @staticmethod
+    def _scripted(script: Reply, request: ChatRequest, number: int) -> str:
+        if callable(script):
+            return script(request)
+        if isinstance(script, str):
+            return script
+        return script[min(number, len(script) - 1)]
 
     def _stream(self, request: ChatRequest, number: int, started: float) -> Iterator[str]:
         stats = request.stats
@@ -165,6 +184,19 @@ class FakeBackend:
             )
         scanner = StopScanner(list(request.stop))
         stats.finish_reason = "stop"  # the reply ran out: the model "ended its turn"
+        if self._reasoning is not None and request.thinking is not False:
+            for token in tokens(self._scripted(self._reasoning, request, number)):
+                if stats.completion_tokens >= request.max_tokens:
+                    stats.finish_reason = "length"
+                    return
+                if request.cancel.is_set():
+                    stats.finish_reason = "cancelled"
+                    return
+                if stats.completion_tokens == 0:
+                    stats.ttft_ms = (time.perf_counter() - started) * 1000
+                stats.completion_tokens += 1
+                stats.reasoning_tokens += 1
+                yield ReasoningPiece(token)
         for token in tokens(self.reply_for(request, number)):
             if stats.completion_tokens >= request.max_tokens:
                 stats.finish_reason = "length"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
-from .base import ChatRequest
+from .base import ChatRequest, ReasoningPiece
 from .registry import register_backend
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class OpenAIBackend:
     def from_settings(
         cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
     ) -> OpenAIBackend:
-        return cls(
+        backend = cls(
             settings.url,
             settings.model,
             settings.api_key,
@@ -48,6 +48,8 @@ class OpenAIBackend:
             settings.read_timeout,
             settings.context,
         )
+        backend.thinking, backend.thinking_budget = settings.thinking, settings.thinking_budget
+        return backend
 
     def __init__(
         self,
@@ -68,6 +70,12 @@ class OpenAIBackend:
         self._read_timeout = read_timeout
         self._context_window = context_window
         self.on_stream_error = None  # a hook: the vLLM manager adds "the server process died"
+        # Thinking models: [llm] thinking (None: the model's default) is sent as the chat template's
+        # enable_thinking; thinking_budget is kept by DocDesk (engine/generate.py) unless the
+        # server keeps it (llama-server's --reasoning-budget sets keeps_thinking_budget).
+        self.thinking: bool | None = None
+        self.thinking_budget: int | None = None
+        self.keeps_thinking_budget = False
 
     @cached_property
     def _client(self):
@@ -111,6 +119,12 @@ class OpenAIBackend:
     @property
     def max_concurrency(self) -> int:
         return self._max_concurrency
+
+    @property
+    def thinks(self) -> bool | None:
+        """Whether a reply may begin inside its reasoning (engine/thinking.py): as set, else None
+        (the model's name decides)."""
+        return self.thinking
 
     @property
     def on_gpu(self) -> bool:
@@ -185,6 +199,13 @@ class OpenAIBackend:
         }
         if request.stop:
             payload["stop"] = request.stop
+        if request.top_p is not None:
+            payload["top_p"] = request.top_p
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        thinking = request.thinking if request.thinking is not None else self.thinking
+        if thinking is not None:  # Qwen3's and others' templates read it; servers pass it through
+            payload["chat_template_kwargs"] = {"enable_thinking": thinking}
         stats = request.stats
         started = time.perf_counter()
         tokens = 0
@@ -208,10 +229,21 @@ class OpenAIBackend:
                     if chunk.get("usage"):
                         stats.prompt_tokens = chunk["usage"].get("prompt_tokens", 0)
                         stats.completion_tokens = chunk["usage"].get("completion_tokens", tokens)
+                        details = chunk["usage"].get("completion_tokens_details") or {}
+                        stats.reasoning_tokens = details.get("reasoning_tokens") or 0
                     for choice in chunk.get("choices", []):
                         if choice.get("finish_reason"):
                             stats.finish_reason = choice["finish_reason"]
-                        piece = (choice.get("delta") or {}).get("content")
+                        delta = choice.get("delta") or {}
+                        # Reasoning the server parsed out (llama-server, vLLM: reasoning_content;
+                        # some newer servers: reasoning): apart from the answer.
+                        thought = delta.get("reasoning_content") or delta.get("reasoning")
+                        if thought and isinstance(thought, str):
+                            if tokens == 0:
+                                stats.ttft_ms = (time.perf_counter() - started) * 1000
+                            tokens += 1
+                            yield ReasoningPiece(thought)
+                        piece = delta.get("content")
                         if piece:
                             if tokens == 0:
                                 stats.ttft_ms = (time.perf_counter() - started) * 1000

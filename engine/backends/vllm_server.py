@@ -35,6 +35,19 @@ class VllmSettings:
     startup_timeout: float = 600.0
     command: list[str] | None = None  # overrides the whole command line (tests, custom launchers)
     executable: str | None = None  # a `vllm` program to run as `vllm serve MODEL ...` (another environment)
+    # vLLM's reasoning parser, so a thinking model's reasoning comes as reasoning_content: None
+    # picks one from the model's name (reasoning_parser_for), "" runs none.
+    reasoning_parser: str | None = None
+
+
+def reasoning_parser_for(model: str) -> str:
+    """vLLM's parser for a thinking model family ("" for a model that does not think)."""
+    name = model.lower()
+    if "qwen3" in name:
+        return "qwen3"
+    if "qwq" in name or "deepseek-r1" in name or "r1-distill" in name:
+        return "deepseek_r1"
+    return ""
 
 
 def _launcher(settings: VllmSettings) -> list[str]:
@@ -83,6 +96,9 @@ def build_command(settings: VllmSettings, port: int, has_bf16: bool) -> list[str
         command.append("--enable-prefix-caching")
     if settings.quantization:
         command += ["--quantization", settings.quantization]
+    parser = reasoning_parser_for(settings.model) if settings.reasoning_parser is None else settings.reasoning_parser
+    if parser:
+        command += ["--reasoning-parser", parser]
     return command + list(settings.extra_args)
 
 
@@ -113,7 +129,11 @@ class VllmServer(ManagedServer):
         if has_bf16 is None:
             gpus = detect_gpus()
             has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))
-        return cls(options, log_dir or Path.cwd(), has_bf16).start()
+        server = cls(options, log_dir or Path.cwd(), has_bf16)
+        # Reasoning comes apart as reasoning_content where vLLM runs a reasoning parser
+        # ([llm] vllm = "reasoning_parser=qwen3"); engine/thinking.py splits it from the text otherwise.
+        server.thinking, server.thinking_budget = settings.thinking, settings.thinking_budget
+        return server.start()
 
     def __init__(
         self, settings: VllmSettings, log_dir: Path, has_bf16: bool = True, max_concurrency: int | None = None

@@ -112,6 +112,9 @@ class StandInDesk:
         self.until_cancelled = until_cancelled
         self.settings = SimpleNamespace(llm=LlmSettings(backend="fake"), library=Path("/nowhere"))
 
+    def parallel_answers(self) -> int:
+        return 1
+
     def answer(self, question, doc_ids=None, **options):
         self.calls.append({"question": question, "doc_ids": doc_ids, **options})
         cancel = options.get("cancel") or threading.Event()
