@@ -51,11 +51,13 @@ class ThinkingSplitter:
         self.reasoning = ""
         self.answer = ""
         self.tagged = False  # the reply opened or closed a tag, or a server sent reasoning apart
+        self.apart = False  # a server sent the reasoning apart: its text is the answer alone
+        self.held = ""  # text held as reasoning that may prove to be the answer
 
     # -- feeding ------------------------------------------------------------------------------
     def feed(self, piece: str) -> list[Piece]:
         if isinstance(piece, ReasoningPiece):
-            self.tagged = True
+            self.tagged = self.apart = True
             self.reasoning += piece
             return [Piece(str(piece), reasoning=True)] if piece else []
         self.pending += piece
@@ -76,7 +78,7 @@ class ThinkingSplitter:
                 self.tagged = True
                 self.state, self.pending = "reasoning", head[len(OPEN) :]
                 return True
-            self.state = "held" if self.may_think else "answer"
+            self.state = "held" if self.may_think and not self.apart else "answer"
             return True
         if self.state in ("reasoning", "held"):
             at = self.pending.find(CLOSE)
@@ -113,6 +115,8 @@ class ThinkingSplitter:
             text = text.lstrip()
         if text:
             self.reasoning += text
+            if self.state == "held":
+                self.held += text
             out.append(Piece(text, reasoning=True))
 
     # -- the end ----------------------------------------------------------------------------
@@ -126,9 +130,12 @@ class ThinkingSplitter:
                 out.append(Piece(rest.strip()))
         elif self.state == "held" and finish_reason != "length":
             # No </think> came: the model did not think; what was held as reasoning is the answer.
-            text = (self.reasoning + rest).strip()
-            self.reasoning, self.answer = "", text
+            text = (self.held + rest).strip()
+            self.reasoning = self.reasoning[: len(self.reasoning) - len(self.held)]
+            self.answer = text
             out.append(Piece("", restart=True))
+            if self.reasoning:
+                out.append(Piece(self.reasoning, reasoning=True))
             if text:
                 out.append(Piece(text))
         elif self.state in ("reasoning", "held"):

@@ -108,3 +108,83 @@ def test_split_of_a_whole_reply():
     assert split(f"{THOUGHT}</think>\n{ANSWER}", may_think=True) == (THOUGHT, ANSWER)
     assert split(ANSWER) == ("", ANSWER)
     assert split(f"<think>{THOUGHT}", finish_reason="length") == (THOUGHT, "")
+
+
+# -- over the wire: an OpenAI-compatible server streaming in each style -------------------------
+def _sse_server(chunks_for):
+    """A local server speaking /v1/chat/completions as SSE: `chunks_for(body)` gives the deltas.
+    It records every request body, so the test sees what DocDesk sent."""
+    import json as _json
+    import threading as _threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = _json.dumps({"object": "list", "data": [{"id": "qwen3-32b", "max_model_len": 8192}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for delta in chunks_for(body):
+                chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                self.wfile.write(f"data: {_json.dumps(chunk)}\n\n".encode())
+            end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            usage = {"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 25}}
+            usage["usage"]["completion_tokens_details"] = {"reasoning_tokens": 17}
+            for last in (end, usage):
+                self.wfile.write(f"data: {_json.dumps(last)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    _threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+def _words(text: str) -> list[str]:
+    return [w + " " for w in text.split(" ")]
+
+
+WIRE_STYLES = {
+    "reasoning_content": lambda body: [{"reasoning_content": w} for w in _words(THOUGHT)]
+    + [{"content": w} for w in _words(ANSWER)],
+    "tags": lambda body: [{"content": w} for w in ["<think>", *_words(THOUGHT), "</think>", *_words(ANSWER)]],
+    "opened": lambda body: [{"content": w} for w in [*_words(THOUGHT), "</th", "ink>\n\n", *_words(ANSWER)]],
+}
+
+
+@pytest.mark.parametrize("style", WIRE_STYLES)
+def test_an_openai_compatible_server_in_each_style(style):
+    from engine.backends.openai_http import OpenAIBackend
+
+    server, seen = _sse_server(WIRE_STYLES[style])
+    backend = OpenAIBackend(f"http://127.0.0.1:{server.server_port}")
+    try:
+        req = request(top_p=0.8, seed=7, thinking=None)
+        reply, _ = run(backend, req)
+        assert reply.answer.strip() == ANSWER and reply.reasoning.strip() == THOUGHT
+        assert req.stats.reasoning_tokens == 17  # as the server counted them
+        assert seen[0]["top_p"] == 0.8 and seen[0]["seed"] == 7 and "chat_template_kwargs" not in seen[0]
+        complete(backend, request(thinking=False))
+        assert seen[-1]["chat_template_kwargs"] == {"enable_thinking": False}
+        backend.thinking = True  # [llm] thinking = on
+        complete(backend, request())
+        assert seen[-1]["chat_template_kwargs"] == {"enable_thinking": True}
+    finally:
+        backend.close()
+        server.shutdown()
