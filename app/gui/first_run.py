@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QKeySequence
 
 from ..doctor_text import gpu_situation
 from .format_list import formats_phrase
 from .ops import Op
 
+MODELS_LINK = "docdesk:models"  # the guide's link to the Models dialog (app/gui/models_dialog.py)
+
 
 class FirstRunGuide(QObject):
     """The guide's HTML; `note` is the GPU sentence, "" while it is being checked."""
+
+    models_requested = Signal()  # its "choose a model" link was clicked
+
+    def follow(self, url: QUrl) -> None:
+        """A link clicked in the transcript: the guide's own opens the Models dialog."""
+        if url.toString() == MODELS_LINK:
+            self.models_requested.emit()
 
     def html(self, note: str = "") -> str:
         add = QKeySequence(QKeySequence.Open).toString(QKeySequence.NativeText)
@@ -27,7 +36,9 @@ class FirstRunGuide(QObject):
                 "<b>Ask a question</b> in the box below (Ctrl+Enter). Answers cite the document and page "
                 "they come from; click a citation to see it."
             ),
-            self.tr("<b>Choose a model</b> in Settings → Model."),
+            self.tr("<b>Choose a model</b> in Settings → Model.")
+            + " "
+            + self.tr('<a href="%1">Get one that fits this computer</a>.').replace("%1", MODELS_LINK),
         )
         items = "".join(f"<li>{step}</li>" for step in steps)
         model = self.tr(

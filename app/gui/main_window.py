@@ -111,6 +111,8 @@ class MainWindow(QMainWindow):
         self.settings.restart_requested.connect(self.restart)
         self.library_pane.add_requested.connect(self.choose_files)
         self.library_pane.summarize_requested.connect(self.summaries.summarize)
+        self.chat_pane.transcript.anchorClicked.connect(self.chat_pane.guide.follow)  # its "choose a model" link
+        self.chat_pane.guide.models_requested.connect(self.open_models)
 
     def _action(self, text: str, slot, standard=None, fallback: str = "") -> QAction:
         """An action with the platform's standard shortcut where Qt has one, else `fallback`."""
@@ -153,8 +155,18 @@ class MainWindow(QMainWindow):
         self.chat.busy_changed.connect(self.stop_action.setEnabled)
         self.doctor_action = self._action(self.tr("Doctor's report"), self.engine.show_doctor_report)
         self.about_action = self._action(self.tr("About DocDesk"), self.show_about)
+        self.models_action = self._action(self.tr("Models…"), lambda: self.open_models())
         documents = (self.reindex_action, self.reveal_action, self.remove_action)
-        file_items = (self.add_action, self.filter_action, None, *documents, None, self.settings_action, None)
+        file_items = (
+            self.add_action,
+            self.filter_action,
+            None,
+            *documents,
+            None,
+            self.models_action,
+            self.settings_action,
+            None,
+        )
         menus = (
             (self.tr("&File"), (*file_items, self.quit_action)),
             (self.tr("&Chat"), (self.new_chat_action, self.ask_action, self.summarize_action, self.stop_action)),
@@ -263,7 +275,15 @@ class MainWindow(QMainWindow):
         self.summaries.summarize(doc_id)
 
     def open_settings(self):
-        return self.settings.open()
+        dialog = self.settings.open()
+        dialog.models_requested.connect(lambda: self.open_models(dialog))
+        return dialog
+
+    def open_models(self, settings_dialog=None):
+        """The catalog with what fits this computer; Download, Use (app/gui/models_dialog.py)."""
+        from .models_dialog import open_models
+
+        return open_models(self, settings_dialog)
 
     def choose_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(

@@ -47,6 +47,7 @@ def tr_backend(text: str) -> str:
 class SettingsDialog(QDialog):
     test_requested = Signal(object)  # a Settings copy to try
     doctor_requested = Signal()
+    models_requested = Signal()  # "Models…": the catalog with what fits (app/gui/models_dialog.py)
 
     def __init__(self, settings, parent=None) -> None:
         super().__init__(parent)
@@ -88,7 +89,13 @@ class SettingsDialog(QDialog):
         self.backend.currentIndexChanged.connect(self._show_choice)
         self.backend.setCurrentIndex(self.backend.findData(registry.choice_for(self.settings.llm)))
         self._show_choice(self.backend.currentIndex())
-        form.addRow(self.tr("Backend"), self.backend)
+        self.models_button = QPushButton(self.tr("Models…"))
+        self.models_button.setToolTip(self.tr("Get a model that fits this computer, or use a GGUF file you have"))
+        self.models_button.clicked.connect(self.models_requested)
+        backend_row = QHBoxLayout()
+        backend_row.addWidget(self.backend, 1)
+        backend_row.addWidget(self.models_button)
+        form.addRow(self.tr("Backend"), backend_row)
         form.addRow(self.pages)
         self.test = QPushButton(self.tr("Test"))
         self.test.clicked.connect(lambda: self.test_requested.emit(self.collect()))
@@ -262,6 +269,13 @@ class SettingsDialog(QDialog):
         elif serve.host in ("127.0.0.1", "localhost", "::1"):
             serve.host = "0.0.0.0"  # every interface; an address set in config.toml is kept
         return settings
+
+    def set_gguf(self, path: str) -> None:
+        """Show the GGUF file the Models dialog switched to (already saved and loaded)."""
+        if self.backend.currentData() not in ("gguf", "llama_server"):
+            self.backend.setCurrentIndex(self.backend.findData("gguf"))
+        self.field("model").setText(path)
+        self.settings.llm.model = path
 
     def show_test(self, text: str) -> None:
         self.test_result.setText(text)
