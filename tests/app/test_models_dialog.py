@@ -57,6 +57,10 @@ def test_the_dialog_lists_the_catalog_with_this_machines_verdicts(qtbot, hub, mo
     assert gets and all(r.range for r in gets) and max(r.sent for r in gets) <= 4 << 20
     assert dialog.table.item(0, 2).text() == f"{GGUF.stat().st_size / 1e9:.1f} GB"  # the size the Hub gave
     assert not dialog.download_button.isEnabled() and not dialog.use_button.isEnabled() and used == []
+    from app.gui.screen_fit import available
+
+    room = available(dialog)
+    assert dialog.width() <= room.width() and dialog.height() <= room.height()  # fits a small screen
 
 
 @pytest.fixture
