@@ -69,7 +69,7 @@ def pieces(backend: Backend, request: ChatRequest, reply: Reply | None = None) -
             stream.close()  # the backend stops first, so what its stats say last is why: the loop
             request.stats.finish_reason = "loop"
             break
-        thinking = budget is not None and not splitter.answer and splitter.state in ("reasoning", "held")
+        thinking = budget is not None and not splitter.answer and splitter.thought_unfinished
         if thinking and len(splitter.reasoning) > budget:  # a token is a character or more: count only then
             if backend.count_tokens(splitter.reasoning) > budget:
                 stream.close()
@@ -80,7 +80,7 @@ def pieces(backend: Backend, request: ChatRequest, reply: Reply | None = None) -
     # Out of tokens mid-thought (no budget, or a backend that kept none): ask again as well.
     over_budget = over_budget or (splitter.thought_unfinished and request.stats.finish_reason == "length")
     if over_budget and not request.cancel.is_set():  # the answer, without thinking, after the thinking allowed
-        again = dataclasses.replace(request, thinking=False, stats=request.stats.__class__())
+        again = _answer_after_thinking(backend, request, splitter.reasoning)
         answer = ThinkingSplitter(False)
         for raw in backend.stream_chat(again):
             for piece in answer.feed(raw):
@@ -93,6 +93,18 @@ def pieces(backend: Backend, request: ChatRequest, reply: Reply | None = None) -
     reply.reasoning = splitter.reasoning.strip()
     reply.answer = drop_echo(splitter.answer) if request.stats.finish_reason == "loop" else splitter.answer
     reply.thought_unfinished = splitter.thought_unfinished
+
+
+def _answer_after_thinking(backend: Backend, request: ChatRequest, reasoning: str) -> ChatRequest:
+    """The request again, for the answer alone: where the server continues a final assistant
+    message (llama-server), the thinking so far is given back closed, so the model answers from
+    it whatever its template does with enable_thinking (budget forcing); elsewhere the model is
+    asked not to think."""
+    stats = request.stats.__class__()
+    if getattr(backend, "continues_final_message", False) and reasoning.strip():
+        closed = {"role": "assistant", "content": f"<think>\n{reasoning.strip()}\n</think>\n\n"}
+        return dataclasses.replace(request, messages=[*request.messages, closed], stats=stats)
+    return dataclasses.replace(request, thinking=False, stats=stats)
 
 
 def _count_reasoning(backend: Backend, request: ChatRequest, reasoning: str) -> None:

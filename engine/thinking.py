@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from .backends.base import ReasoningPiece
 
 OPEN, CLOSE = "<think>", "</think>"
+STRAY = re.compile(r"</?think>")
 # Model names that think by default when nobody turned it off (an OpenAI-compatible server's model).
 THINKING_NAMES = re.compile(r"qwq|deepseek-?r1|\br1\b|qwen-?3|thinking|reason|magistral|gpt-oss|phi-4-reasoning", re.I)
 
@@ -100,8 +101,9 @@ class ThinkingSplitter:
             out.append(Piece("", restart=True))
             out.append(Piece(self.reasoning, reasoning=True))
             return True
-        keep = 0 if self.tagged else _partial_tag(self.pending, CLOSE)
-        text = self.pending[: len(self.pending) - keep]
+        # A tag a model writes again after its thinking is no answer: dropped, even cut in two.
+        keep = max(_partial_tag(self.pending, CLOSE), _partial_tag(self.pending, OPEN))
+        text = STRAY.sub("", self.pending[: len(self.pending) - keep])
         self.pending = self.pending[len(self.pending) - keep :]
         if self.state == "answer" and not self.answer:
             text = text.lstrip()
@@ -140,7 +142,7 @@ class ThinkingSplitter:
                 out.append(Piece(text))
         elif self.state in ("reasoning", "held"):
             self._reason(rest, out)  # the budget ended it mid-thought: no answer was written
-        elif rest:
+        elif rest := STRAY.sub("", rest):
             self.answer += rest
             out.append(Piece(rest))
         return out
@@ -148,7 +150,8 @@ class ThinkingSplitter:
     @property
     def thought_unfinished(self) -> bool:
         """The reply ended inside its reasoning: the model wrote no answer."""
-        return self.state in ("reasoning", "held") and not self.answer
+        thinking = self.state in ("reasoning", "held") or (self.apart and self.state == "start")
+        return thinking and not self.answer
 
 
 def _partial_tag(text: str, tag: str) -> int:
