@@ -208,7 +208,8 @@ def test_ask_continue_a_chat_and_summarize_with_json(tmp_path):
     asked = json.loads(cli("ask", "Which Python version does DocDesk need?", "--json").stdout)
     assert set(asked) >= {"answer", "sources", "chat_id", "timings", "tokens"}
     assert set(asked["timings"]) >= {"retrieve_ms", "ttft_ms", "total_ms"}
-    assert set(asked["tokens"]) == {"prompt", "completion"} and asked["tokens"]["completion"] > 0
+    assert set(asked["tokens"]) == {"prompt", "completion", "reasoning"} and asked["tokens"]["completion"] > 0
+    assert asked["reasoning"] == "" and asked["tokens"]["reasoning"] == 0  # the bundled model does not think
     assert asked["sources"] and all(
         set(s) >= {"n", "doc_id", "title", "path", "page", "text"} for s in asked["sources"]
     )
