@@ -111,13 +111,15 @@ def reasoning_html(message: dict, index: int) -> str:
     reasoning = message.get("reasoning", "")
     if not reasoning.strip():
         return ""
-    tr = QCoreApplication.translate
     if message.get("pending") and not message["text"]:
         words = len(reasoning.split())
-        label = tr("Transcript", "Thinking… (%1 words)").replace("%1", str(words))
+        label = QCoreApplication.translate("Transcript", "Thinking… (%1 words)").replace("%1", str(words))
         return f'<p style="color:#777"><i>{html.escape(label)}</i></p>'
     seconds = message.get("thinking_ms", 0) / 1000
-    label = tr("Transcript", "Thought for %1 s").replace("%1", f"{seconds:.0f}") if seconds else tr("Transcript", "Thoughts")
+    if seconds:
+        label = QCoreApplication.translate("Transcript", "Thought for %1 s").replace("%1", f"{seconds:.0f}")
+    else:
+        label = QCoreApplication.translate("Transcript", "Thoughts")
     shown = message.get("show_reasoning")
     link = f'<p><a href="think:{index}" style="color:#777">{"▾" if shown else "▸"} {html.escape(label)}</a></p>'
     if not shown:

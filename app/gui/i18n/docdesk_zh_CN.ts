@@ -3,47 +3,47 @@
 <context>
     <name>ChatController</name>
     <message>
-        <location filename="../chat_controller.py" line="118" />
+        <location filename="../chat_controller.py" line="120" />
         <source>Waits for the model…</source>
         <translation>等待模型…</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="120" />
+        <location filename="../chat_controller.py" line="122" />
         <source>Waits for the summary: %1 of %2 blocks left</source>
         <translation>等待摘要完成：还剩 %2 块中的 %1 块</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="123" />
+        <location filename="../chat_controller.py" line="125" />
         <source>Waits for the summary: combining its blocks</source>
         <translation>等待摘要完成：正在合并各块</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="127" />
+        <location filename="../chat_controller.py" line="129" />
         <source>(Stop keeps your question)</source>
         <translation>（停止会保留您的问题）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="145" />
+        <location filename="../chat_controller.py" line="147" />
         <source>Not asked: your question is back in the question box</source>
         <translation>未提问：您的问题已放回提问框</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="169" />
+        <location filename="../chat_controller.py" line="172" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="179" />
+        <location filename="../chat_controller.py" line="182" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="194" />
+        <location filename="../chat_controller.py" line="197" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="198" />
+        <location filename="../chat_controller.py" line="201" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
@@ -213,62 +213,67 @@
 <context>
     <name>FirstRunGuide</name>
     <message>
-        <location filename="../first_run.py" line="24" />
+        <location filename="../first_run.py" line="33" />
         <source>&lt;b&gt;Add documents&lt;/b&gt;: drop them on the window, or press %1 (%2).</source>
         <translation>&lt;b&gt;添加文档&lt;/b&gt;：拖入窗口，或按 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="29" />
+        <location filename="../first_run.py" line="38" />
         <source>&lt;b&gt;Ask a question&lt;/b&gt; in the box below (Ctrl+Enter). Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>在下方输入框中&lt;b&gt;提问&lt;/b&gt;（Ctrl+Enter）。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="30" />
+        <location filename="../first_run.py" line="40" />
         <source>&lt;b&gt;Choose a model&lt;/b&gt; in Settings → Model.</source>
         <translation>在“设置 → 模型”中&lt;b&gt;选择模型&lt;/b&gt;。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="38" />
+        <location filename="../first_run.py" line="41" />
+        <source>&lt;a href="%1"&gt;Get one that fits this computer&lt;/a&gt;.</source>
+        <translation>&lt;a href="%1"&gt;获取一个适合这台电脑的模型&lt;/a&gt;。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="49" />
         <source>The bundled model is SmolLM2-135M-Instruct, a 135M-parameter demonstration model: it runs anywhere but answers poorly. For real answers choose, in Settings → Model, a GGUF file such as Qwen2.5 or Qwen3 (7B) or Gemma 3 at Q4_K_M, or an OpenAI-compatible server.</source>
         <translation>自带模型是 SmolLM2-135M-Instruct，一个 1.35 亿参数的演示模型：在哪里都能运行，但回答质量很差。要得到真正的回答，请在“设置 → 模型”中选择一个 GGUF 文件（例如 Q4_K_M 量化的 Qwen2.5、Qwen3（7B）或 Gemma 3），或一个 OpenAI 兼容的服务器。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="38" />
+        <location filename="../first_run.py" line="49" />
         <source>Checking this machine's GPU…</source>
         <translation>正在检查本机的 GPU…</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="40" />
+        <location filename="../first_run.py" line="51" />
         <source>Start in three steps</source>
         <translation>三步开始</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="49" />
+        <location filename="../first_run.py" line="60" />
         <source>No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M).</source>
         <translation>本机没有 NVIDIA GPU：回答在 CPU 上运行，请选择小模型（10–40 亿参数，Q4_K_M）。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="52" />
+        <location filename="../first_run.py" line="63" />
         <source>GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.</source>
         <translation>GPU：%1（%2 GiB），用于回答：请选择显存放得下的模型。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="59" />
+        <location filename="../first_run.py" line="70" />
         <source>A GPU is here (%1) but this llama.cpp build cannot offload to it: install the CUDA toolkit (nvcc) and run `make run` again.</source>
         <translation>本机有 GPU（%1），但当前的 llama.cpp 版本无法使用它：请安装 CUDA 工具包（nvcc），然后重新运行 `make run`。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="63" />
+        <location filename="../first_run.py" line="74" />
         <source>A GPU is here (%1) but llama-cpp-python is not installed: install the CUDA toolkit (nvcc) and run `make run`.</source>
         <translation>本机有 GPU（%1），但没有安装 llama-cpp-python：请安装 CUDA 工具包（nvcc），然后运行 `make run`。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="66" />
+        <location filename="../first_run.py" line="77" />
         <source>Answers come from the server at %1: its GPU, not this computer's, does the work.</source>
         <translation>回答来自 %1 的服务器：由它的 GPU 而不是本机完成计算。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="83" />
+        <location filename="../first_run.py" line="94" />
         <source>The GPU check failed: see Settings → Doctor.</source>
         <translation>GPU 检查失败：请查看“设置 → 诊断”。</translation>
     </message>
@@ -459,188 +464,376 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="130" />
+        <location filename="../main_window.py" line="132" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="125" />
+        <location filename="../main_window.py" line="127" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="124" />
-        <location filename="../main_window.py" line="182" />
+        <location filename="../main_window.py" line="126" />
+        <location filename="../main_window.py" line="194" />
         <source>Add documents…</source>
         <translation>添加文档…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="126" />
+        <location filename="../main_window.py" line="128" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="128" />
+        <location filename="../main_window.py" line="130" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="140" />
-        <location filename="../main_window.py" line="180" />
+        <location filename="../main_window.py" line="142" />
+        <location filename="../main_window.py" line="192" />
         <source>Filter documents</source>
         <translation>筛选文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="141" />
+        <location filename="../main_window.py" line="143" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="143" />
+        <location filename="../main_window.py" line="145" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="146" />
+        <location filename="../main_window.py" line="148" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="148" />
+        <location filename="../main_window.py" line="150" />
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="149" />
+        <location filename="../main_window.py" line="151" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150" />
+        <location filename="../main_window.py" line="152" />
         <source>Ask a question</source>
         <translation>提问</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151" />
-        <location filename="../main_window.py" line="187" />
+        <location filename="../main_window.py" line="153" />
+        <location filename="../main_window.py" line="199" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="154" />
+        <location filename="../main_window.py" line="156" />
         <source>Doctor's report</source>
         <translation>诊断报告</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="155" />
-        <location filename="../main_window.py" line="290" />
+        <location filename="../main_window.py" line="157" />
+        <location filename="../main_window.py" line="310" />
         <source>About DocDesk</source>
         <translation>关于 DocDesk</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="159" />
+        <location filename="../main_window.py" line="158" />
+        <source>Models…</source>
+        <translation>模型…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="171" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="160" />
+        <location filename="../main_window.py" line="172" />
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161" />
+        <location filename="../main_window.py" line="173" />
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="181" />
+        <location filename="../main_window.py" line="193" />
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="183" />
+        <location filename="../main_window.py" line="195" />
         <source>Chats</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="184" />
+        <location filename="../main_window.py" line="196" />
         <source>Conversation</source>
         <translation>对话内容</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="185" />
+        <location filename="../main_window.py" line="197" />
         <source>Question</source>
         <translation>问题</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="186" />
+        <location filename="../main_window.py" line="198" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="188" />
+        <location filename="../main_window.py" line="200" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="189" />
+        <location filename="../main_window.py" line="201" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="190" />
+        <location filename="../main_window.py" line="202" />
         <source>Engine status</source>
         <translation>引擎状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="191" />
+        <location filename="../main_window.py" line="203" />
         <source>Library status</source>
         <translation>文档库状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="238" />
+        <location filename="../main_window.py" line="250" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="241" />
+        <location filename="../main_window.py" line="253" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="271" />
+        <location filename="../main_window.py" line="291" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="273" />
+        <location filename="../main_window.py" line="293" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="289" />
+        <location filename="../main_window.py" line="309" />
         <source>DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.</source>
         <translation>DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="299" />
+        <location filename="../main_window.py" line="319" />
         <source>Select a document first</source>
         <translation>请先选择文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310" />
+        <location filename="../main_window.py" line="330" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="328" />
+        <location filename="../main_window.py" line="348" />
         <source>DocDesk could not start again: start it yourself.</source>
         <translation>DocDesk 无法自动重启：请手动启动。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="332" />
+        <location filename="../main_window.py" line="352" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
+    </message>
+</context>
+<context>
+    <name>ModelsDialog</name>
+    <message>
+        <location filename="../models_dialog.py" line="45" />
+        <source>Models</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="52" />
+        <source>Checking this computer…</source>
+        <translation>正在检查这台电脑…</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="55" />
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="55" />
+        <source>Card</source>
+        <translation>显卡</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="55" />
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="55" />
+        <source>Licence</source>
+        <translation>许可证</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="55" />
+        <source>Thinks</source>
+        <translation>思考</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="57" />
+        <source>On this computer</source>
+        <translation>在这台电脑上</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="77" />
+        <source>Cancel download</source>
+        <translation>取消下载</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="87" />
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="88" />
+        <source>Use</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="89" />
+        <source>Use a GGUF file I have…</source>
+        <translation>使用我已有的 GGUF 文件…</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="151" />
+        <source>always</source>
+        <translation>总是</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="151" />
+        <source>on or off</source>
+        <translation>可开可关</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="152" />
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="160" />
+        <source>Reading its header…</source>
+        <translation>正在读取文件头…</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="177" />
+        <source>%1 (%2 GiB)</source>
+        <translation>%1（%2 GiB）</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="180" />
+        <source>no GPU that llama.cpp can use here</source>
+        <translation>这里没有 llama.cpp 能用的 GPU</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="183" />
+        <source>This computer: %1; %2 GiB memory; memory bandwidth measured here: %3 GB/s.</source>
+        <translation>这台电脑：%1；内存 %2 GiB；在此测得的内存带宽：%3 GB/s。</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="191" />
+        <source>Unknown: %1</source>
+        <translation>未知：%1</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="194" />
+        <source>Fits: %1 tokens of context, %2 answers at once</source>
+        <translation>可以运行：上下文 %1 个词元，可同时回答 %2 个问题</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="195" />
+        <source>Fits with a short context: %1 tokens, one answer at a time</source>
+        <translation>只能用较短的上下文：%1 个词元，一次回答一个问题</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="196" />
+        <source>Does not fit: needs %3 GiB of GPU memory, the card has %4 GiB</source>
+        <translation>放不下：需要 %3 GiB 显存，显卡只有 %4 GiB</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="197" />
+        <source>CPU only: at most about %5 tokens/s</source>
+        <translation>仅用 CPU：最多约每秒 %5 个词元</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="198" />
+        <source>Does not fit: needs %3 GiB of memory, %4 GiB are free for it</source>
+        <translation>放不下：需要 %3 GiB 内存，可用的只有 %4 GiB</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="228" />
+        <source>Asking the Hub for %1…</source>
+        <translation>正在向 Hub 查询 %1…</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="246" />
+        <source>Checking the file's sha256 against the Hub's…</source>
+        <translation>正在将文件的 sha256 与 Hub 上的核对…</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="247" />
+        <source>%1 of %2 GB · %3 MB/s</source>
+        <translation>%1 / %2 GB · %3 MB/s</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="251" />
+        <source>%1 left</source>
+        <translation>剩余 %1</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="256" />
+        <source>Downloaded and checked: %1</source>
+        <translation>已下载并校验：%1</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="262" />
+        <source>Download cancelled; the part already downloaded is kept for next time.</source>
+        <translation>下载已取消；已下载的部分会保留，下次接着下载。</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="263" />
+        <source>Download failed: %1</source>
+        <translation>下载失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="283" />
+        <source>DocDesk now uses %1.</source>
+        <translation>DocDesk 现在使用 %1。</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="286" />
+        <source>Choose a GGUF model</source>
+        <translation>选择 GGUF 模型</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="301" />
+        <source>DocDesk now uses %1: %2</source>
+        <translation>DocDesk 现在使用 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="304" />
+        <source>Not used: %1</source>
+        <translation>未使用：%1</translation>
     </message>
 </context>
 <context>
@@ -730,127 +923,137 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="53" />
+        <location filename="../settings_dialog.py" line="54" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="140" />
+        <location filename="../settings_dialog.py" line="147" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="91" />
+        <location filename="../settings_dialog.py" line="98" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="56" />
+        <location filename="../settings_dialog.py" line="57" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="58" />
+        <location filename="../settings_dialog.py" line="59" />
         <source>Serve to editors</source>
         <translation>对编辑器开放</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="64" />
+        <location filename="../settings_dialog.py" line="65" />
         <source>Drop documents onto the window (%1), then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93" />
+        <location filename="../settings_dialog.py" line="100" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="164" />
+        <location filename="../settings_dialog.py" line="171" />
         <source>bundled all-MiniLM-L6-v2</source>
         <translation>自带 all-MiniLM-L6-v2</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="169" />
+        <location filename="../settings_dialog.py" line="176" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="170" />
+        <location filename="../settings_dialog.py" line="177" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="171" />
+        <location filename="../settings_dialog.py" line="178" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="57" />
+        <location filename="../settings_dialog.py" line="58" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="216" />
+        <location filename="../settings_dialog.py" line="223" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="59" />
+        <location filename="../settings_dialog.py" line="60" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="172" />
+        <location filename="../settings_dialog.py" line="92" />
+        <source>Models…</source>
+        <translation>模型…</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="93" />
+        <source>Get a model that fits this computer, or use a GGUF file you have</source>
+        <translation>获取适合这台电脑的模型，或使用你已有的 GGUF 文件</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="179" />
         <source>A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.</source>
         <translation>新的文档库文件夹或界面语言在重启后生效（DocDesk 会提示重启）；新模型会立即加载。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="180" />
+        <location filename="../settings_dialog.py" line="187" />
         <source>Serve the library to editors while DocDesk is open</source>
         <translation>DocDesk 打开时，向编辑器开放文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="184" />
+        <location filename="../settings_dialog.py" line="191" />
         <source>none: only programs on this computer can connect</source>
         <translation>无：只有本机上的程序可以连接</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="185" />
+        <location filename="../settings_dialog.py" line="192" />
         <source>New token</source>
         <translation>生成新令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="190" />
+        <location filename="../settings_dialog.py" line="197" />
         <source>Let other computers connect (needs a token)</source>
         <translation>允许其他电脑连接（需要令牌）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="197" />
+        <location filename="../settings_dialog.py" line="204" />
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="198" />
+        <location filename="../settings_dialog.py" line="205" />
         <source>Token</source>
         <translation>令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="205" />
+        <location filename="../settings_dialog.py" line="212" />
         <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
         <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="210" />
+        <location filename="../settings_dialog.py" line="217" />
         <source>Other computers can connect only with a token: set one.</source>
         <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="224" />
+        <location filename="../settings_dialog.py" line="231" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="226" />
+        <location filename="../settings_dialog.py" line="233" />
         <source>Choose a program</source>
         <translation>选择程序</translation>
     </message>
@@ -937,6 +1140,24 @@
     </message>
 </context>
 <context>
+    <name>Transcript</name>
+    <message>
+        <location filename="../transcript.py" line="116" />
+        <source>Thinking… (%1 words)</source>
+        <translation>思考中…（%1 个词）</translation>
+    </message>
+    <message>
+        <location filename="../transcript.py" line="120" />
+        <source>Thought for %1 s</source>
+        <translation>思考了 %1 秒</translation>
+    </message>
+    <message>
+        <location filename="../transcript.py" line="123" />
+        <source>Thoughts</source>
+        <translation>思考过程</translation>
+    </message>
+</context>
+<context>
     <name>Backends</name>
     <message>
         <source>Bundled model (SmolLM2-135M, CPU)</source>
@@ -961,10 +1182,6 @@
     <message>
         <source>CPU threads</source>
         <translation>CPU 线程数</translation>
-    </message>
-    <message>
-        <source>threads for the model on the CPU</source>
-        <translation>模型在 CPU 上使用的线程数</translation>
     </message>
     <message>
         <source>automatic</source>
@@ -1049,6 +1266,26 @@
     <message>
         <source>llama.cpp's AMX/AVX layout; auto: off on AMX CPUs</source>
         <translation>llama.cpp 的 AMX/AVX 布局；自动：AMX CPU 上关闭</translation>
+    </message>
+    <message>
+        <source>Thinking (reasoning models)</source>
+        <translation>思考（推理模型）</translation>
+    </message>
+    <message>
+        <source>Qwen3, QwQ, DeepSeek-R1: think before answering; the answer is kept apart from the thinking</source>
+        <translation>Qwen3、QwQ、DeepSeek-R1：先思考再回答；回答与思考过程分开保存</translation>
+    </message>
+    <message>
+        <source>Thinking budget</source>
+        <translation>思考预算</translation>
+    </message>
+    <message>
+        <source>tokens of thinking per answer at most</source>
+        <translation>每个回答最多用于思考的词元数</translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation>不限</translation>
     </message>
     <message>
         <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>
