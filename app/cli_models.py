@@ -94,7 +94,8 @@ def _list(desk, args) -> int:
     for entry, facts, verdict, error in rows:
         local = downloaded(entry)
         mark = "*" if local and str(local.resolve()) == in_use else "↓" if local else " "
-        words = verdict.text if verdict else f"unknown: {error}"
+        offline = bool(error) and error.startswith("cannot reach")
+        words = verdict.text if verdict else "unknown: the Hub cannot be reached" if offline else f"unknown: {error}"
         lines.append(
             f"{mark} {entry.name:30} {entry.tier:6} {_size(entry, facts):9} {THINKS[entry.thinking]:7} {words}"
         )
@@ -109,6 +110,11 @@ def _list(desk, args) -> int:
             }
         )
     lines += ["", "* in use   ↓ downloaded   docdesk models download NAME · docdesk models use NAME|PATH"]
+    if any(error and error.startswith("cannot reach") for *_, error in rows):
+        lines.append(
+            "The Hub cannot be reached from here: a verdict needs the model's header (a few MB, read before any "
+            "download). Set HF_ENDPOINT to a mirror, or judge a file you have: docdesk models use PATH"
+        )
     machine_json = {**machine.__dict__, "bandwidth": round(machine.bandwidth)}
     _emit(args, {"machine": machine_json, "models": models}, "\n".join(lines))
     return OK
