@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import queue
 import re
 import threading
@@ -15,12 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..chat_template import FORCED_CLOSE, ChatTemplate, ChatTemplateError, ThinkingBudget
 from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from ..gguf_info import read_gguf
 from .base import ChatRequest
 from .llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
 from .registry import register_backend
 from .stops import StopScanner
+from .threads import plan_threads
 
 if TYPE_CHECKING:
     from . import LlmSettings
@@ -118,6 +119,9 @@ class LlamaCppBackend:
             settings.kv_cache or "f16",
             settings.mlock,
             settings.cpu_repack,
+            threads_batch=settings.threads_batch,
+            thinking=settings.thinking,
+            thinking_budget=settings.thinking_budget,
         )
 
     def __init__(
@@ -131,6 +135,10 @@ class LlamaCppBackend:
         kv_cache: str = "f16",
         mlock: bool = False,
         cpu_repack: bool | None = None,
+        *,
+        threads_batch: int | None = None,
+        thinking: bool | None = None,
+        thinking_budget: int | None = None,
     ) -> None:
         self.path = Path(model_path).expanduser() if model_path else bundled_model_path()
         if not self.path.is_file():
@@ -151,9 +159,14 @@ class LlamaCppBackend:
                 f"use {train} or less"
             )
         self._context = context or min(DEFAULT_CONTEXT, train)
+        self.threads = plan_threads(threads, threads_batch)
+        # Thinking models: the [llm] setting where a request leaves it to the model (None), and a
+        # cap on the tokens of each <think> block, forced closed when spent (None: no cap).
+        self.thinking, self.thinking_budget = thinking, thinking_budget
         self.settings = {
             "n_gpu_layers": gpu_layers,
-            "n_threads": threads or max(1, (os.cpu_count() or 2)),
+            "n_threads": self.threads.threads,
+            "n_threads_batch": self.threads.threads_batch,
             "n_batch": batch,
             "use_mlock": mlock,
             "type_k": KV_TYPES[kv_cache],
@@ -168,7 +181,7 @@ class LlamaCppBackend:
         self.model = self.path.name
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-cpp")
         self._llm = None
-        self._formatter = None
+        self._template: ChatTemplate | None = None
         self._closed = False
 
     def _submit(self, work, *args):
@@ -183,7 +196,6 @@ class LlamaCppBackend:
             return self._llm
         try:
             from llama_cpp import Llama
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError as exc:
             raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
         try:
@@ -198,11 +210,16 @@ class LlamaCppBackend:
         def token_text(token: int) -> str:
             return vocab.detokenize([token], special=True).decode("utf-8", "ignore") if token >= 0 else ""
 
-        self._formatter = Jinja2ChatFormatter(
-            template=self.info.chat_template,
-            eos_token=token_text(vocab.token_eos()),
-            bos_token=token_text(vocab.token_bos()),
-        )
+        try:  # the GGUF's own template, as the model ships it (engine/chat_template.py)
+            self._template = ChatTemplate(
+                self.info.chat_template,
+                bos_token=token_text(vocab.token_bos()),
+                eos_token=token_text(vocab.token_eos()),
+            )
+        except ChatTemplateError as exc:
+            self._llm, llm = None, self._llm
+            llm.close()
+            raise ModelLoadError(f"{self.path.name}: {exc}") from exc
         self._llm._init_sampler = sampler_factory(self._llm)  # generate() builds its chain through this
         return self._llm
 
@@ -263,59 +280,83 @@ class LlamaCppBackend:
 
     def _generate(self, request: ChatRequest, out: queue.SimpleQueue, started: float, abandoned) -> None:
         """Decode on the worker thread with llama.cpp's own sampler chain (penalties, top-k/p,
-        min-p, temperature or greedy), turning each token into text as it comes."""
+        min-p, temperature or greedy), turning each token into text as it comes. A thinking model
+        whose <think> block reaches the budget gets the close written into its generation
+        ("\\n</think>\\n\\n", budget forcing), and goes on to its answer."""
         stats = request.stats
         try:
             llm = self._load()
-            import llama_cpp.llama_cpp as native
-
-            formatted = self._formatter(messages=request.messages)
-            tokens = self._prompt_tokens(llm, formatted.prompt)
+            thinking = request.thinking if request.thinking is not None else self.thinking
+            rendered = self._template.render(request.messages, thinking=thinking)
+            tokens = self._prompt_tokens(llm, rendered.prompt)
             stats.prompt_tokens = len(tokens)
             if len(tokens) + request.max_tokens > self._context:
                 raise ContextTooLong(
                     f"the prompt has {len(tokens)} tokens and the answer may take {request.max_tokens}, "
                     f"but the context is {self._context}: shorten the input or raise the context length"
                 )
-            template_stop = [formatted.stop] if isinstance(formatted.stop, str) else list(formatted.stop or [])
-            scanner = StopScanner([*request.stop, *template_stop])
-            vocab = llm._model.vocab
-            piece = TokenPieces(native, vocab)
+            scanner = StopScanner([*request.stop, *self._template.stops])
+            budget = ThinkingBudget(self.thinking_budget, inside=rendered.thinking_open)
             stats.finish_reason = "length"
-            generator = llm.generate(
-                tokens,
-                top_k=TOP_K,
-                top_p=TOP_P,
-                min_p=MIN_P,
-                temp=request.temperature,
-                repeat_penalty=request.repeat_penalty,
-            )
-            try:
-                for token in generator:  # prompt-cache reuse and sampling are llama-cpp-python's
-                    if request.cancel.is_set() or abandoned.is_set():
-                        stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
-                        break
-                    if stats.completion_tokens == 0:
-                        stats.ttft_ms = (time.perf_counter() - started) * 1000
-                    if native.llama_vocab_is_eog(vocab, token):
-                        stats.finish_reason = "stop"
-                        break
-                    stats.completion_tokens += 1
-                    text = scanner.feed(piece(token))
-                    if text:
-                        out.put(text)
-                    if scanner.stopped:
-                        stats.finish_reason = "stop"
-                        break
-                    if stats.completion_tokens >= request.max_tokens:
-                        break
-            finally:
-                generator.close()
+            written: list[int] = []  # the answer's tokens so far, forced ones included
+            while self._decode(llm, request, tokens + written, written, scanner, budget, out, (started, abandoned)):
+                forced = llm.tokenize(FORCED_CLOSE.encode("utf-8"), add_bos=False, special=True)
+                written += forced
+                stats.completion_tokens += len(forced)
+                budget.closed()
+                if text := scanner.feed(FORCED_CLOSE.encode("utf-8")):
+                    out.put(text)
+            stats.reasoning_tokens = budget.tokens
             if stats.finish_reason in ("stop", "length") and (rest := scanner.flush()):
                 out.put(rest)
         finally:
             stats.total_ms = (time.perf_counter() - started) * 1000
             out.put(_END)
+
+    def _decode(self, llm, request: ChatRequest, tokens, written, scanner, budget, out, timing) -> bool:
+        """Sample until the end, a stop, the token limit, a cancel, or a spent thinking budget (True:
+        the caller forces the close and calls again; llama-cpp-python reuses the cached prefix)."""
+        import llama_cpp.llama_cpp as native
+
+        started, abandoned = timing
+        stats = request.stats
+        vocab = llm._model.vocab
+        piece = TokenPieces(native, vocab)
+        llm.set_seed(request.seed if request.seed is not None else native.LLAMA_DEFAULT_SEED)  # default: random
+        generator = llm.generate(
+            tokens,
+            top_k=TOP_K,
+            top_p=request.top_p if request.top_p is not None else TOP_P,
+            min_p=MIN_P,
+            temp=request.temperature,
+            repeat_penalty=request.repeat_penalty,
+        )
+        try:
+            for token in generator:  # prompt-cache reuse and sampling are llama-cpp-python's
+                if request.cancel.is_set() or abandoned.is_set():
+                    stats.finish_reason = "cancelled" if request.cancel.is_set() else "abandoned"
+                    return False
+                if stats.completion_tokens == 0:
+                    stats.ttft_ms = (time.perf_counter() - started) * 1000
+                if native.llama_vocab_is_eog(vocab, token):
+                    stats.finish_reason = "stop"
+                    return False
+                stats.completion_tokens += 1
+                written.append(token)
+                text = scanner.feed(piece(token))
+                if text:
+                    out.put(text)
+                budget.feed(text)
+                if scanner.stopped:
+                    stats.finish_reason = "stop"
+                    return False
+                if stats.completion_tokens >= request.max_tokens:
+                    return False
+                if budget.exhausted:
+                    return stats.completion_tokens + 4 < request.max_tokens  # room for the close
+        finally:
+            generator.close()
+        return False
 
     def native_timings(self) -> dict:
         """llama.cpp's own count for the last request: prompt and decode tokens and milliseconds."""

@@ -145,3 +145,69 @@ def test_the_sampler_chain_puts_top_k_first_and_keeps_greedy_answers(backend):
 
         backend._llm._init_sampler = sampler_factory(backend._llm)
     assert ours == upstream
+
+
+def test_threads_and_threads_batch_reach_llama_cpp():
+    from engine.backends.threads import plan_threads
+
+    model = create_backend(LlmSettings(backend="llama_cpp", context=512, threads=1, threads_batch=2))
+    automatic = LlamaCppBackend(context=512)
+    try:
+        model.warm_up()
+        params = model._llm.context_params
+        assert (params.n_threads, params.n_threads_batch) == (1, 2)
+        assert (automatic.settings["n_threads"], automatic.settings["n_threads_batch"]) == (
+            plan_threads().threads,
+            plan_threads().threads_batch,
+        )
+    finally:
+        model.close()
+        automatic.close()
+
+
+def r1_template_on(backend: LlamaCppBackend):
+    """DeepSeek-R1's real template (tests/data/templates) on the bundled model: its prompt ends inside <think>."""
+    from engine.chat_template import ChatTemplate
+    from tests.conftest import ROOT
+
+    source = (ROOT / "tests" / "data" / "templates" / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja").read_text()
+    backend._load()
+    backend._template = ChatTemplate(source, bos_token="", eos_token="<|im_end|>")
+
+
+def test_a_spent_thinking_budget_forces_the_close_and_an_answer_follows():
+    model = LlamaCppBackend(context=1024, thinking_budget=6)
+    try:
+        r1_template_on(model)
+        request = ask("What is the capital of France? Think step by step.", max_tokens=60, temperature=0.0)
+        text = "".join(model.stream_chat(request))
+        thought, closed, answer = text.partition("</think>")
+        assert closed, text  # the model was stopped thinking, with the close written into its text
+        assert request.stats.reasoning_tokens == 6 and "<think>" not in thought
+        assert answer.strip(), text  # and it went on to answer
+        assert request.stats.completion_tokens > 6 + 4  # the forced tokens count, then the answer's
+        unlimited = LlamaCppBackend(context=1024)
+        try:
+            r1_template_on(unlimited)
+            free = ask("What is the capital of France? Think step by step.", max_tokens=60, temperature=0.0)
+            free_text = "".join(unlimited.stream_chat(free))
+        finally:
+            unlimited.close()
+        # The same greedy thinking up to where the budget cut it ("\n</think>\n\n" written there).
+        assert free_text.startswith(thought.removesuffix("\n")) and not free_text.startswith(thought + "</think>")
+    finally:
+        model.close()
+
+
+def test_thinking_off_closes_a_template_opened_think_block_in_the_prompt():
+    model = LlamaCppBackend(context=1024)
+    try:
+        r1_template_on(model)
+        request = ask("What is the capital of France?", max_tokens=30, temperature=0.0, thinking=False)
+        text = "".join(model.stream_chat(request))
+        assert request.stats.reasoning_tokens == 0 and text.strip()
+        rendered = model._template.render(request.messages, thinking=False)
+        assert rendered.prompt.endswith("<think>\n\n</think>\n\n")
+        assert request.stats.prompt_tokens == len(model._prompt_tokens(model._llm, rendered.prompt))
+    finally:
+        model.close()
