@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..errors import BackendUnavailable, ModelNotFound
 from .managed_server import ManagedServer, choose_port
 from .registry import register_backend
+from .threads import plan_threads
 
 if TYPE_CHECKING:
     from . import LlmSettings
@@ -35,9 +36,12 @@ class LlamaServerSettings:
     gpu_layers: int = -1
     flash_attention: bool | None = None  # None: on where a GPU is
     kv_cache: str | None = None  # None: f16 where every slot fits with it, else q8_0 (needs flash attention)
-    threads: int | None = None
+    threads: int | None = None  # decode threads; None: engine/backends/threads.py decides
+    threads_batch: int | None = None  # prompt threads; None: as decided there
     port: int | None = None
     cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights; None: off on AMX CPUs (it segfaults there)
+    thinking: bool | None = None  # None: the template's default; False: no thinking; True: thinking
+    thinking_budget: int | None = None  # tokens of thinking per answer; None: no cap
     startup_timeout: float = 300.0
     extra_args: list[str] = field(default_factory=list)
 
@@ -120,13 +124,14 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
         "--flash-attn", "on" if plan.flash_attention else "off",
         "--cache-type-k", plan.kv_cache,
         "--cache-type-v", plan.kv_cache,
-        "--jinja",  # the GGUF's own chat template, as the in-process backend uses it
+        "--jinja",  # the GGUF's own chat template (chat_template_kwargs honoured), as in process
         "--metrics",
         "--slots",
         "--no-webui",
     ]  # fmt: skip
-    if settings.threads:
-        command += ["--threads", str(settings.threads)]
+    threads = plan_threads(settings.threads, settings.threads_batch)
+    command += ["--threads", str(threads.threads), "--threads-batch", str(threads.threads_batch)]
+    command += reasoning_flags(settings.thinking, settings.thinking_budget)
     from .llama_cpp import cpu_has_amx
 
     # As in the in-process backend: llama.cpp's AMX repacking segfaults at the model's load on
@@ -134,6 +139,19 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     if not (settings.cpu_repack if settings.cpu_repack is not None else not cpu_has_amx()):
         command += ["--no-repack"]
     return command + list(settings.extra_args)
+
+
+def reasoning_flags(thinking: bool | None, budget: int | None) -> list[str]:
+    """Thinking models on llama-server: reasoning comes apart as `reasoning_content` (deepseek
+    format: the answer's `content` never holds <think>); thinking off renders the template without
+    it (--reasoning off: enable_thinking=false) and ends any block at once (--reasoning-budget 0);
+    else the budget caps each block (-1: no cap). A request's chat_template_kwargs still apply."""
+    flags = ["--reasoning-format", "deepseek"]
+    if thinking is False:
+        return flags + ["--reasoning", "off", "--reasoning-budget", "0"]
+    if thinking:
+        flags += ["--reasoning", "on"]
+    return flags + ["--reasoning-budget", str(budget if budget is not None else -1)]
 
 
 @register_backend("llama_server")
@@ -156,8 +174,11 @@ class LlamaServer(ManagedServer):
             flash_attention=settings.flash_attention,
             kv_cache=settings.kv_cache,
             threads=settings.threads,
+            threads_batch=settings.threads_batch,
             port=settings.server_port,
             cpu_repack=settings.cpu_repack,
+            thinking=settings.thinking,
+            thinking_budget=settings.thinking_budget,
         )
         # The server's log goes beside the library, where a user looks first.
         return cls(options, log_dir or Path.cwd()).start()

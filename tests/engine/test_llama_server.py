@@ -5,6 +5,7 @@ slots that really overlap (read from the server's own /slots), summaries that ma
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -198,3 +199,64 @@ def test_the_doctor_plans_slots():
         in plan_memory(qwen32, 141 * GIB, 8192).flags["llama_server"]
     )
     assert "llama_server" not in plan_memory(qwen32, 8 * GIB, 8192).flags  # the weights alone do not fit
+
+
+def test_the_command_asks_for_jinja_reasoning_apart_and_the_thinking_setting(tmp_path):
+    from engine.backends.llama_server import LlamaServerSettings, ServerPlan, build_command
+    from engine.backends.threads import plan_threads
+
+    def command(**changes) -> str:
+        options = LlamaServerSettings(model=tmp_path / "m.gguf", **changes)
+        plan = ServerPlan(2, 1024, "f16", False, False, "test")
+        return " ".join(build_command(options, plan, "llama-server", 8080))
+
+    default = command()
+    assert "--jinja" in default and "--reasoning-format deepseek" in default
+    assert "--reasoning-budget -1" in default and "--reasoning " not in default  # the template decides
+    assert "--reasoning off --reasoning-budget 0" in command(thinking=False)
+    assert "--reasoning on --reasoning-budget 512" in command(thinking=True, thinking_budget=512)
+    automatic = plan_threads()
+    assert f"--threads {automatic.threads} --threads-batch {automatic.threads_batch}" in default
+    assert "--threads 3 --threads-batch 5" in command(threads=3, threads_batch=5)
+
+
+def test_the_built_llama_server_knows_every_flag_docdesk_passes(tmp_path):
+    from engine.backends.llama_server import LlamaServerSettings, ServerPlan, build_command
+
+    options = LlamaServerSettings(model=tmp_path / "m.gguf", thinking=False, threads=1, threads_batch=2)
+    flags = [
+        part
+        for part in build_command(options, ServerPlan(2, 1024, "f16", False, False, ""), "x", 1)
+        if part.startswith("--")
+    ]
+    help_text = subprocess.run([find_executable(None), "--help"], capture_output=True, text=True, timeout=60).stdout
+    unknown = [flag for flag in flags if not re.search(rf"(^|[ ,]){re.escape(flag)}([ ,=]|$)", help_text, re.MULTILINE)]
+    assert not unknown, f"llama-server {find_executable(None)} does not know {unknown}"
+
+
+def test_a_thinking_template_gives_reasoning_content_apart(tmp_path):
+    """The bundled model behind DeepSeek-R1's real template (its generation prompt opens <think>):
+    llama-server, as DocDesk starts it, returns the thinking as reasoning_content, never in content.
+    (This llama.cpp applies --reasoning-budget only to templates it finds reading enable_thinking,
+    which R1's published template does not: the budget is not checked here.)"""
+    from engine.backends.llama_cpp import bundled_model_path
+    from engine.backends.llama_server import LlamaServer, LlamaServerSettings
+
+    template = ROOT / "tests" / "data" / "templates" / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"
+    options = LlamaServerSettings(
+        model=bundled_model_path(),
+        slots=1,
+        context=1024,
+        threads=2,
+        extra_args=["--chat-template-file", str(template)],
+    )
+    server = LlamaServer(options, tmp_path).start()
+    try:
+        body = {"messages": [{"role": "user", "content": "What is the capital of France?"}], "max_tokens": 40}
+        body |= {"temperature": 0}
+        message = server._request("POST", "/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    finally:
+        server.close()
+    reasoning, content = message.get("reasoning_content") or "", message.get("content") or ""
+    assert "Paris" in reasoning, message  # the 135M model never closes <think>: all of it is reasoning
+    assert "<think>" not in content + reasoning and "</think>" not in content + reasoning
