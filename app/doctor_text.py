@@ -21,6 +21,12 @@ def render(result: dict) -> str:
         if offload is None
         else f"llama-cpp-python: {'can' if offload else 'cannot'} offload to a GPU (this build)"
     )
+    threads = result.get("threads")
+    if threads:
+        lines.append(
+            f"llama.cpp threads: {threads['threads']} for answers, {threads['threads_batch']} for prompts "
+            f"({threads['source']})"
+        )
     model = result.get("model")
     if model:
         lines.append(

@@ -202,7 +202,25 @@ def plan_memory(shape: ModelShape, vram_bytes: int, context: int | None = None) 
     )
 
 
-def report(model: Path | None, vram_gb: float | None, context: int | None, gpus: list[Gpu] | None = None) -> dict:
+def thread_report(threads: int | None = None, threads_batch: int | None = None) -> dict:
+    """The CPU threads llama.cpp gets ([llm] threads and threads_batch, else this machine's default)
+    and where the numbers came from."""
+    from .backends.threads import physical_cores, plan_threads, usable_cpus
+
+    plan = plan_threads(threads, threads_batch)
+    return asdict(plan) | {"physical_cores": physical_cores(), "cpus": usable_cpus()}
+
+
+def report(
+    model: Path | None,
+    vram_gb: float | None,
+    context: int | None,
+    gpus: list[Gpu] | None = None,
+    *,
+    threads: int | None = None,
+    threads_batch: int | None = None,
+) -> dict:
+    """The doctor's findings; `threads` and `threads_batch` are [llm]'s (None: automatic)."""
     gpus = detect_gpus() if gpus is None else gpus
     offload = llama_gpu_offload()
     warning = gpu_build_warning(gpus, offload)
@@ -211,6 +229,7 @@ def report(model: Path | None, vram_gb: float | None, context: int | None, gpus:
         "gpus": [asdict(g) | {"pitfalls": pitfalls(g)} for g in gpus],
         "gpu_message": "" if gpus else "no NVIDIA GPU found: CPU mode",
         "llama_cpp_gpu_offload": offload,
+        "threads": thread_report(threads, threads_batch),
     }
     if model is not None:
         shape = read_model_shape(model)

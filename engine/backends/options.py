@@ -140,7 +140,26 @@ def parse_options(text: str) -> dict:
 CONTEXT = Option(
     "context", "Context length", "int", "tokens the model sees at once", 0, 1_048_576, 1024, "model default"
 )
-THREADS = Option("threads", "CPU threads", "int", "threads for the model on the CPU", 0, 256, 1, "automatic")
+THREADS = Option(
+    "threads",
+    "CPU threads",
+    "int",
+    "threads that write the answer; automatic: measured for this machine",
+    0,
+    256,
+    1,
+    "automatic",
+)
+THREADS_BATCH = Option(
+    "threads_batch",
+    "CPU threads for prompts",
+    "int",
+    "threads that read the prompt; automatic: all cores",
+    0,
+    256,
+    1,
+    "automatic",
+)
 GPU_LAYERS = Option("gpu_layers", "GPU layers", "int", "layers put on the GPU; 0: CPU only", -1, 999, 1, "all")
 BATCH = Option("batch", "Batch size", "int", "prompt tokens read per step", 1, 65_536, 128)
 FLASH_ATTENTION = Option("flash_attention", "Flash attention", "choice", "auto: on where a GPU is", choices=AUTO_ON_OFF)

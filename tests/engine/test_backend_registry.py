@@ -100,6 +100,7 @@ def test_each_backend_declares_only_the_options_it_reads():
         "context",
         "gpu_layers",
         "threads",
+        "threads_batch",
         "batch",
         "flash_attention",
         "kv_cache",
@@ -120,7 +121,9 @@ def test_each_backend_declares_only_the_options_it_reads():
         "thinking_budget",
     }
     assert declared["vllm"] == {"model", "context", "vllm", "thinking", "thinking_budget"}
-    assert {"llama_server", "model", "slots", "server_port", "gpu_layers"} <= declared["llama_server"]
+    assert {"llama_server", "model", "slots", "server_port", "gpu_layers", "threads", "threads_batch"} <= declared[
+        "llama_server"
+    ]
     assert "url" not in declared["llama_server"] and "vllm" not in declared["llama_cpp"]
 
 

@@ -96,3 +96,32 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
     monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
     gpus = doctor.detect_gpus(run=run)
     assert gpus == [Gpu("NVIDIA H200", "9.0", 143771 * 1024**2, "580.159.04", "13.0")]
+
+
+def test_the_doctor_reports_the_threads_and_where_they_came_from():
+    from app.doctor_text import render
+    from engine.backends.threads import default_threads, physical_cores, usable_cpus
+
+    automatic = report(None, None, None, gpus=[])["threads"]
+    decode, batch, why = default_threads()
+    assert (automatic["threads"], automatic["threads_batch"]) == (decode, batch)
+    assert automatic["source"] == f"automatic: {why}"
+    assert (automatic["physical_cores"], automatic["cpus"]) == (physical_cores(), usable_cpus())
+    configured = report(None, None, None, gpus=[], threads=3, threads_batch=4)
+    assert "llama.cpp threads: 3 for answers, 4 for prompts ([llm] threads and threads_batch)" in render(configured)
+    half = report(None, None, None, gpus=[], threads=3)["threads"]
+    assert (half["threads"], half["threads_batch"]) == (3, batch) and half["source"].startswith("[llm] threads;")
+
+
+def test_the_thread_default_is_computed_from_the_machine(tmp_path):
+    from engine.backends.threads import default_threads, physical_cores, usable_cpus
+
+    cpuinfo = tmp_path / "cpuinfo"
+    # Two packages of two cores, each core with two hyper-threads: 4 physical cores.
+    blocks = [f"processor\t: {n}\nphysical id\t: {n // 4}\ncore id\t\t: {n % 2}\n" for n in range(8)]
+    cpuinfo.write_text("\n".join(blocks))
+    assert physical_cores(cpuinfo) == min(4, usable_cpus())
+    assert default_threads(cores=2, cpus=2)[:2] != default_threads(cores=16, cpus=32)[:2]
+    for cores, cpus in ((1, 1), (2, 2), (8, 16), (64, 128)):
+        decode, batch, why = default_threads(cores=cores, cpus=cpus)
+        assert 1 <= decode <= cores and 1 <= batch <= cpus and str(cores) in why
