@@ -273,8 +273,12 @@ class DocDesk:
 
         from .doctor_text import render
 
-        model = self.settings.llm.model
-        return render(report(Path(model) if model else None, None, self.settings.llm.context))
+        llm = self.settings.llm
+        model = llm.model
+        found = report(
+            Path(model) if model else None, None, llm.context, threads=llm.threads, threads_batch=llm.threads_batch
+        )
+        return render(found)
 
     def close_backend(self) -> None:
         """Close the model; the next call creates it from the (changed) settings."""
