@@ -42,13 +42,15 @@ class Answered:
     unsaved: str = ""  # why the chat could not be written (a read-only library, a full disk)
     reasoning: str = ""  # a thinking model's reasoning, kept beside the answer ("" for others)
     thinking_ms: float = 0.0  # how long it thought
+    whole_documents: bool = False  # the documents asked about fit and went to the model whole
 
     @classmethod
     def of(cls, answer: Answer, chat_id: str | None = None, unsaved: str = "") -> Answered:
         prepared, given = answer.prepared, answer.cited_sources()
         ended = (answer.text, shown_sources(given), given, answer.stats, answer.timings, answer.cancelled)
         asked = (prepared.question, prepared.standalone, prepared.relevant, prepared.relevance.as_dict())
-        return cls(*ended, *asked, chat_id, unsaved, answer.reasoning, round(answer.thinking_ms, 1))
+        thought = (answer.reasoning, round(answer.thinking_ms, 1))
+        return cls(*ended, *asked, chat_id, unsaved, *thought, prepared.whole_documents)
 
 
 AnswerEvent = TextDelta | ReasoningDelta | Answered

@@ -184,6 +184,7 @@ def _cmd_ask(desk, args) -> int:
             | {"reasoning": stats.reasoning_tokens},
             "reasoning": answer.reasoning,  # a thinking model's, kept apart from the answer
             "thinking_ms": answer.thinking_ms,
+            "whole_documents": answer.whole_documents,  # the --doc documents fit and went in whole
         }
         _emit(args, payload, "")
         return 0
@@ -196,6 +197,7 @@ def _cmd_ask(desk, args) -> int:
         f"first token {timings['ttft_ms']:.0f} ms",
         f"{stats.completion_tokens} tokens",
         *([f"thought {answer.thinking_ms / 1000:.1f} s ({stats.reasoning_tokens} tokens)"] if answer.reasoning else []),
+        *(["the documents went in whole"] if answer.whole_documents else []),
         f"chat not saved: {answer.unsaved}" if answer.unsaved else f"continue with --chat {answer.chat_id}",
     )
     return 0

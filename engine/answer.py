@@ -20,7 +20,7 @@ from ingest.records import CitedSource
 
 from .backends import Backend, ChatRequest, GenerationStats
 from .citations import attribute, cited_numbers
-from .context import Source, build_sources
+from .context import Source, build_sources, whole_documents
 from .errors import Cancelled
 from .generate import Reply, complete, pieces, with_thinking_room
 from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
@@ -105,6 +105,7 @@ class PreparedAnswer:
     relevance: Relevance
     messages: list[dict] | None  # None: nothing relevant, the model is not asked
     timings: dict[str, float] = field(default_factory=dict)
+    whole_documents: bool = False  # the documents asked about went to the model whole
 
     @property
     def relevant(self) -> bool:
@@ -188,8 +189,9 @@ class Answerer:
         t = time.perf_counter()
         sources: list[Source] = []
         messages = None
-        if relevance.relevant:
-            history_messages = self._history_messages(history)
+        whole = None
+        history_messages = self._history_messages(history)
+        if relevance.relevant or doc_ids:
             empty = answer_messages(question, [], history_messages, language)
             room = (
                 self.backend.context_window
@@ -198,19 +200,19 @@ class Answerer:
                 - 64  # chat-template tokens and rounding
             )
             budget = min(self.context_tokens, room)
-            sources = build_sources(
-                self.library,
-                hits[: self.settings.candidates],
-                budget,
-                lambda text: self.backend.count_tokens(text) + SOURCE_HEADER_TOKENS,
-                standalone,
-            )
+            cost = lambda text: self.backend.count_tokens(text) + SOURCE_HEADER_TOKENS  # noqa: E731
+            # Documents the question is restricted to go in whole when they fit: nothing is missed.
+            whole = whole_documents(self.library, list(doc_ids or []), budget, cost) if doc_ids else None
+            if whole:
+                sources, relevance.relevant = whole, True
+            elif relevance.relevant:
+                sources = build_sources(self.library, hits[: self.settings.candidates], budget, cost, standalone)
             if sources:
                 quoted = [format_source(s.n, s.title or s.path, s.page_label, s.text) for s in sources]
                 messages = answer_messages(question, quoted, history_messages, language)
         timings["context_ms"] = (time.perf_counter() - t) * 1000
         timings["prepare_ms"] = (time.perf_counter() - started) * 1000
-        return PreparedAnswer(question, standalone, language, sources, relevance, messages, timings)
+        return PreparedAnswer(question, standalone, language, sources, relevance, messages, timings, bool(whole))
 
     def rewrite(self, question: str, history: list[Turn], cancel: threading.Event | None = None) -> str:
         """A follow-up ("and on page 5?") as a question that stands alone, for the search."""

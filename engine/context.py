@@ -92,6 +92,49 @@ def best_page(library: Library, passage: PassageRow, query: str) -> int:
     return best
 
 
+def whole_documents(
+    library: Library, doc_ids: list[str], budget_tokens: int, count_tokens: Callable[[str], int]
+) -> list[Source] | None:
+    """The documents whole, one source per block, when all of them fit in `budget_tokens` (as the
+    model counts); None when they do not (then the best passages go, as for any question)."""
+    if not doc_ids or len(doc_ids) > MAX_SOURCES:
+        return None
+    # The counts stored at ingest are the embedder's tokenizer's: a first, cheap look.
+    if library.document_tokens(doc_ids) > 1.5 * budget_tokens:
+        return None
+    blocks = library.document_blocks(doc_ids)
+    if not blocks or len(blocks) > MAX_SOURCES:
+        return None
+    docs = {doc_id: library.document(doc_id) for doc_id in doc_ids}
+    sources, used = [], 0
+    for n, (block_id, doc_id, start, end, page, page_end, _tokens, text) in enumerate(blocks, 1):
+        doc = docs.get(doc_id)
+        if doc is None:
+            return None
+        cost = count_tokens(text)
+        used += cost
+        if used > budget_tokens:
+            return None
+        sources.append(
+            Source(
+                n=n,
+                doc_id=doc_id,
+                title=doc.title,
+                path=doc.path,
+                block_id=block_id,
+                start=start,
+                end=end,
+                page=page,
+                page_end=page_end,
+                span_pages=(page, page_end),
+                synthetic_pages=doc.synthetic_pages,
+                text=text.strip(),
+                tokens=cost,
+            )
+        )
+    return sources
+
+
 def build_sources(
     library: Library,
     hits: list[SearchHit],

@@ -167,7 +167,7 @@ class ChatController(QObject):
         # Every source the model was given: the strip under the answer shows the cited ones, the
         # "Show retrieved passages" dialog all of them.
         message.update(text=answer.text, sources=answer.given, pending=False)
-        message.update(reasoning=answer.reasoning, thinking_ms=answer.thinking_ms)
+        message.update(reasoning=answer.reasoning, thinking_ms=answer.thinking_ms, whole=answer.whole_documents)
         if answer.cancelled:
             message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
         self.pane.chat_id = answer.chat_id

@@ -137,6 +137,9 @@ def answer_html(message: dict, index: int, sources_label: str) -> str:
     text = message["text"] or ("…" if pending else "")
     out = thought + _labelled("DocDesk", body_html(answer_document(text, index)))
     if not pending:
+        if message.get("whole"):
+            note = QCoreApplication.translate("Transcript", "The selected documents fit: the model read them whole.")
+            out += f'<p style="color:#777"><i>{html.escape(note)}</i></p>'
         out += sources_html(message.get("sources", []), index, sources_label)
     return out
 
@@ -152,7 +155,8 @@ class TranscriptRenderer:
     def message_html(self, message: dict, index: int) -> str:
         sources = tuple((s.n, s.name, s.page_label, s.cited) for s in message.get("sources", []))
         thought = (len(message.get("reasoning", "")), message.get("show_reasoning"), message.get("thinking_ms"))
-        key = (message["role"], message["text"], bool(message.get("pending")), message.get("waiting"), thought, sources)
+        state = (bool(message.get("pending")), message.get("waiting"), message.get("whole"))
+        key = (message["role"], message["text"], *state, thought, sources)
         cached = self._cache.get(index)
         if cached and cached[0] == key:
             return cached[1]

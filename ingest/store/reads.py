@@ -61,6 +61,28 @@ class PassageReads:
         )
         return [(r[0], Block(*r[1:])) for r in rows]
 
+    def document_blocks(self, doc_ids: list[str]) -> list[tuple]:
+        """Every block of the given documents, in reading order: (id, doc_id, start, end, page,
+        page_end, tokens, text) — the documents whole, for a question that fits them in."""
+        if not doc_ids:
+            return []
+        marks = ",".join("?" * len(doc_ids))
+        rows = self.conn.execute(
+            f"SELECT id, doc_id, start, end, page, page_end, tokens, text FROM blocks WHERE doc_id IN ({marks}) "
+            "ORDER BY doc_id, ordinal",
+            list(doc_ids),
+        )
+        order = {doc_id: i for i, doc_id in enumerate(doc_ids)}
+        return sorted((tuple(r) for r in rows), key=lambda r: order.get(r[1], 0))
+
+    def document_tokens(self, doc_ids: list[str]) -> int:
+        """The documents' text in tokens, as counted when they were cut into blocks."""
+        if not doc_ids:
+            return 0
+        marks = ",".join("?" * len(doc_ids))
+        row = self.conn.execute(f"SELECT COALESCE(SUM(tokens), 0) FROM blocks WHERE doc_id IN ({marks})", list(doc_ids))
+        return int(row.fetchone()[0])
+
     def block_row(self, block_id: int) -> tuple[int, str]:
         """(start offset, text) of a block."""
         row = self.conn.execute("SELECT start, text FROM blocks WHERE id = ?", (block_id,)).fetchone()
