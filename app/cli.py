@@ -270,45 +270,9 @@ def _cmd_summarize(desk, args) -> int:
 
 
 def _cmd_chat(desk, args) -> int:
-    from engine.backends import ChatRequest
+    from .cli_chat import cmd_chat
 
-    apply_model_flags(desk, args)
-    backend = desk.backend()
-    request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
-    parts = []
-    try:
-        with desk.doing("chatting"):
-            for piece in backend.stream_chat(request):
-                parts.append(piece)
-                if not args.json:
-                    sys.stdout.write(piece)
-                    sys.stdout.flush()
-    except KeyboardInterrupt:
-        request.cancel.set()
-        raise
-    stats = request.stats
-    if args.json:
-        payload = {
-            "text": "".join(parts),
-            "backend": backend.name,
-            "model": backend.model,
-            "prompt_tokens": stats.prompt_tokens,
-            "completion_tokens": stats.completion_tokens,
-            "ttft_ms": round(stats.ttft_ms, 1),
-            "total_ms": round(stats.total_ms, 1),
-            "tokens_per_s": round(stats.tokens_per_s, 1),
-        }
-        _emit(args, payload, "")
-    else:
-        sys.stdout.write("\n")
-        _report(
-            backend.name,
-            str(backend.model),
-            f"{stats.completion_tokens} tokens",
-            f"first token {stats.ttft_ms:.0f} ms",
-            f"{stats.tokens_per_s:.1f} tokens/s",
-        )
-    return 0
+    return cmd_chat(desk, args, _emit)
 
 
 def _cmd_doctor(desk, args) -> int:
@@ -316,7 +280,14 @@ def _cmd_doctor(desk, args) -> int:
 
     from .doctor_text import render
 
-    result = report(Path(args.model) if args.model else None, args.vram, args.context)
+    llm = desk.settings.llm
+    result = report(
+        Path(args.model) if args.model else None,
+        args.vram,
+        args.context,
+        threads=llm.threads,
+        threads_batch=llm.threads_batch,
+    )
     _emit(args, result, render(result))
     return 0
 

@@ -157,6 +157,9 @@ def reasoning_flags(thinking: bool | None, budget: int | None) -> list[str]:
 @register_backend("llama_server")
 class LlamaServer(ManagedServer):
     name = "llama_server"
+    # llama-server continues a final assistant message: a reply cut mid-thought is answered with
+    # its thinking given back closed (engine/generate.py), whatever the template does.
+    continues_final_message = True
 
     @classmethod
     def from_settings(

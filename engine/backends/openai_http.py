@@ -189,23 +189,7 @@ class OpenAIBackend:
     def stream_chat(self, request: ChatRequest) -> Iterator[str]:
         import httpx
 
-        payload = {
-            "model": self.model,
-            "messages": request.messages,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.stop:
-            payload["stop"] = request.stop
-        if request.top_p is not None:
-            payload["top_p"] = request.top_p
-        if request.seed is not None:
-            payload["seed"] = request.seed
-        thinking = request.thinking if request.thinking is not None else self.thinking
-        if thinking is not None:  # Qwen3's and others' templates read it; servers pass it through
-            payload["chat_template_kwargs"] = {"enable_thinking": thinking}
+        payload = self._payload(request)
         stats = request.stats
         started = time.perf_counter()
         tokens = 0
@@ -225,30 +209,11 @@ class OpenAIBackend:
                     if data == "[DONE]":
                         finished = True
                         break
-                    chunk = json.loads(data)
-                    if chunk.get("usage"):
-                        stats.prompt_tokens = chunk["usage"].get("prompt_tokens", 0)
-                        stats.completion_tokens = chunk["usage"].get("completion_tokens", tokens)
-                        details = chunk["usage"].get("completion_tokens_details") or {}
-                        stats.reasoning_tokens = details.get("reasoning_tokens") or 0
-                    for choice in chunk.get("choices", []):
-                        if choice.get("finish_reason"):
-                            stats.finish_reason = choice["finish_reason"]
-                        delta = choice.get("delta") or {}
-                        # Reasoning the server parsed out (llama-server, vLLM: reasoning_content;
-                        # some newer servers: reasoning): apart from the answer.
-                        thought = delta.get("reasoning_content") or delta.get("reasoning")
-                        if thought and isinstance(thought, str):
-                            if tokens == 0:
-                                stats.ttft_ms = (time.perf_counter() - started) * 1000
-                            tokens += 1
-                            yield ReasoningPiece(thought)
-                        piece = delta.get("content")
-                        if piece:
-                            if tokens == 0:
-                                stats.ttft_ms = (time.perf_counter() - started) * 1000
-                            tokens += 1
-                            yield piece
+                    for piece in _pieces_of(json.loads(data), stats, tokens):
+                        if tokens == 0:
+                            stats.ttft_ms = (time.perf_counter() - started) * 1000
+                        tokens += 1
+                        yield piece
                 if not finished and not stats.finish_reason:
                     raise self._stream_failure(ServerError(f"the server closed the stream after {tokens} tokens"))
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
@@ -260,6 +225,27 @@ class OpenAIBackend:
             finally:
                 context.__exit__(None, None, None)
                 _complete_stats(request, tokens, started)
+
+    def _payload(self, request: ChatRequest) -> dict:
+        """The /v1/chat/completions body: the request's sampling, thinking as enable_thinking."""
+        payload = {
+            "model": self.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.stop:
+            payload["stop"] = request.stop
+        if request.top_p is not None:
+            payload["top_p"] = request.top_p
+        if request.seed is not None:
+            payload["seed"] = request.seed
+        thinking = request.thinking if request.thinking is not None else self.thinking
+        if thinking is not None:  # Qwen3's and others' templates read it; servers pass it through
+            payload["chat_template_kwargs"] = {"enable_thinking": thinking}
+        return payload
 
     def _open_stream(self, payload: dict):
         """(the stream's context manager, entered; its response), with retries for a server that
@@ -304,3 +290,24 @@ def _complete_stats(request: ChatRequest, tokens: int, started: float) -> None:
         _estimate_tokens(m.get("content", "")) + 4 for m in request.messages
     )
     stats.total_ms = (time.perf_counter() - started) * 1000
+
+
+def _pieces_of(chunk: dict, stats, tokens: int) -> list[str]:
+    """One streamed chunk's text: reasoning the server parsed out (llama-server and vLLM send
+    reasoning_content, some newer servers reasoning) as ReasoningPiece, then the answer's text;
+    its usage and finish reason go into `stats`."""
+    if usage := chunk.get("usage"):
+        stats.prompt_tokens = usage.get("prompt_tokens", 0)
+        stats.completion_tokens = usage.get("completion_tokens", tokens)
+        stats.reasoning_tokens = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+    out: list[str] = []
+    for choice in chunk.get("choices", []):
+        if choice.get("finish_reason"):
+            stats.finish_reason = choice["finish_reason"]
+        delta = choice.get("delta") or {}
+        thought = delta.get("reasoning_content") or delta.get("reasoning")
+        if thought and isinstance(thought, str):
+            out.append(ReasoningPiece(thought))
+        if piece := delta.get("content"):
+            out.append(piece)
+    return out

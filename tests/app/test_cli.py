@@ -139,6 +139,8 @@ def test_chat_json_with_the_bundled_model(tmp_path):
     payload = json.loads(proc.stdout)
     assert set(payload) == {
         "text",
+        "reasoning",
+        "reasoning_tokens",
         "backend",
         "model",
         "prompt_tokens",
@@ -148,6 +150,7 @@ def test_chat_json_with_the_bundled_model(tmp_path):
         "tokens_per_s",
     }
     assert payload["backend"] == "llama_cpp" and payload["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert payload["reasoning"] == "" and payload["reasoning_tokens"] == 0  # the bundled model does not think
     assert payload["text"] and 0 < payload["completion_tokens"] <= 24 and payload["tokens_per_s"] > 0
 
 

@@ -222,3 +222,22 @@ def test_while_it_thinks_the_transcript_says_so_and_a_restart_clears_it(qtbot):
     pane.append_piece("answer", ANSWER)
     assert pane.messages[-1]["reasoning"] == "" and ANSWER in pane.transcript.toPlainText()
     assert "Thinking…" not in pane.transcript.toPlainText()
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_docdesk_chat_prints_the_answer_alone(style, guide_library, embedder, capsys):
+    from app.cli_chat import cmd_chat
+
+    desk = desk_with(guide_library, embedder, STYLES[style]())
+    args = Namespace(message=["hi"], max_tokens=200, json=False, verbose=False)
+    args.backend = args.model = args.url = None
+    emitted = []
+    try:
+        assert cmd_chat(desk, args, lambda _a, payload, _h: emitted.append(payload)) == 0
+        out, err = capsys.readouterr()
+        assert out.strip() == ANSWER and "thinking…" in err
+        args.json = True
+        assert cmd_chat(desk, args, lambda _a, payload, _h: emitted.append(payload)) == 0
+        assert emitted[-1]["text"] == ANSWER and emitted[-1]["reasoning"] == THOUGHT
+    finally:
+        desk.close()
