@@ -1156,6 +1156,11 @@
         <source>Thoughts</source>
         <translation>思考过程</translation>
     </message>
+    <message>
+        <location filename="../transcript.py" line="142" />
+        <source>The selected documents fit: the model read them whole.</source>
+        <translation>所选文档放得下：模型读取了完整文档。</translation>
+    </message>
 </context>
 <context>
     <name>Backends</name>
@@ -1182,6 +1187,10 @@
     <message>
         <source>CPU threads</source>
         <translation>CPU 线程数</translation>
+    </message>
+    <message>
+        <source>threads that write the answer; automatic: measured for this machine</source>
+        <translation>生成回答的线程数；自动：按本机实测选定</translation>
     </message>
     <message>
         <source>automatic</source>
@@ -1214,6 +1223,14 @@
     <message>
         <source>all</source>
         <translation>全部</translation>
+    </message>
+    <message>
+        <source>CPU threads for prompts</source>
+        <translation>读取提示的 CPU 线程数</translation>
+    </message>
+    <message>
+        <source>threads that read the prompt; automatic: all cores</source>
+        <translation>读取提示的线程数；自动：全部核心</translation>
     </message>
     <message>
         <source>Batch size</source>

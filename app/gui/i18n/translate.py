@@ -248,6 +248,7 @@ ZH = {
     "Thinking… (%1 words)": "思考中…（%1 个词）",
     "Thought for %1 s": "思考了 %1 秒",
     "Thoughts": "思考过程",
+    "The selected documents fit: the model read them whole.": "所选文档放得下：模型读取了完整文档。",
 }
 
 # The backends' labels and help (engine/backends/registry.py), context "Backends": not in the
@@ -303,6 +304,9 @@ BACKENDS_ZH = {
     "tokens of thinking per answer at most": "每个回答最多用于思考的词元数",
     "no limit": "不限",
     "model default": "模型默认",
+    "CPU threads for prompts": "读取提示的 CPU 线程数",
+    "threads that read the prompt; automatic: all cores": "读取提示的线程数；自动：全部核心",
+    "threads that write the answer; automatic: measured for this machine": "生成回答的线程数；自动：按本机实测选定",
 }
 
 
