@@ -58,7 +58,7 @@ class TextBuffer:
     """Streamed text from a worker, drained by the GUI at most ~30 times a second. Each piece has
     a kind ("answer" by default; "reasoning" for a thinking model's; "restart" to drop what was
     shown): the GUI gets them in order, runs of one kind joined, as on_text(text) for answer
-    pieces or on_piece(kind, text) when given."""
+    pieces and on_piece(kind, text) for the others."""
 
     def __init__(self, on_text: Callable[[str], None], interval_ms: int = 33, on_piece=None) -> None:
         self._parts: list[tuple[str, str]] = []
@@ -84,10 +84,11 @@ class TextBuffer:
             else:
                 runs.append((kind, text))
         for kind, text in runs:
-            if self._on_piece is not None:
+            if kind == "answer":
+                if text:
+                    self._on_text(text)
+            elif self._on_piece is not None:
                 self._on_piece(kind, text)
-            elif kind == "answer" and text:
-                self._on_text(text)
 
     def stop(self) -> None:
         self._timer.stop()

@@ -57,6 +57,7 @@ def test_the_menu_bar_has_every_command_with_a_standard_shortcut(window):
         "Show in folder": QKeySequence(),
         "Remove from library": QKeySequence(),
         "Settings…": standard_or(QKeySequence.Preferences, "Ctrl+,"),
+        "Models…": QKeySequence(),
         "Quit": standard_or(QKeySequence.Quit, "Ctrl+Q"),
     }
     assert seen["Chat"] == {
