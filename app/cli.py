@@ -17,6 +17,7 @@ from .cli_serving import cmd_mcp, cmd_serve
 from .index_wait import finish_index_rebuild
 from .model_flags import apply_model_flags
 from .progress_lines import progress_for
+from .refs import is_file, shown_path, shown_ref, user_path
 from .settings import load_settings
 
 
@@ -34,15 +35,15 @@ def _add_lines(report) -> list[str]:
             f"added   {entry['title'] or entry['path']} ({entry['pages']} pages, {entry['passages']} passages)"
         )
         lines += [f"        note: {w}" for w in entry.get("warnings", [])]
-    lines += [f"skipped {s['path']} ({s['reason']})" for s in report.skipped]
-    lines += [f"failed  {f['path']}: {f['reason']}" for f in report.failed]
+    lines += [f"skipped {shown_path(s['path'])} ({s['reason']})" for s in report.skipped]
+    lines += [f"failed  {shown_path(f['path'])}: {f['reason']}" for f in report.failed]
     return lines
 
 
 def _cmd_add(desk, args) -> int:
     bar = progress_for()
     try:
-        report = desk.add([Path(p) for p in args.paths], args.password, on_progress=bar)
+        report = desk.add([user_path(p) for p in args.paths], args.password, on_progress=bar)
     finally:
         bar.finish()
     _emit(args, report.as_dict(), "\n".join(_add_lines(report)) or "nothing to add")
@@ -98,7 +99,7 @@ def _cmd_remove(desk, args) -> int:
     removed, lines = [], []
     for ref in args.refs:
         doc, kept = desk.remove(ref)
-        path = str(Path(ref).expanduser().absolute()) if kept else doc.path
+        path = str(user_path(ref)) if kept else doc.path
         removed.append({"doc_id": doc.id, "path": path, "title": doc.title, "kept_at": kept.path if kept else None})
         name = doc.title or path
         lines.append(f"removed {name}" if kept is None else f"removed {path}; the same file stays at {kept.path}")
@@ -239,14 +240,14 @@ def _cmd_summarize(desk, args) -> int:
 
     apply_model_flags(desk, args)
     doc = desk.library.resolve(args.document)
-    if doc is None and Path(args.document).is_file():  # a file not yet in the library: add it first
+    if doc is None and is_file(user_path(args.document)):  # a file not yet in the library: add it first
         bar = progress_for()
         try:
-            report = desk.add([Path(args.document)], on_progress=bar)
+            report = desk.add([user_path(args.document)], on_progress=bar)
         finally:
             bar.finish()
         if report.failed:
-            raise IngestError(f"cannot summarize {args.document}: {report.failed[0]['reason']}")
+            raise IngestError(f"cannot summarize {shown_ref(args.document)}: {report.failed[0]['reason']}")
     doc = desk.resolve(args.document)
     progress = SummaryProgressLine()
     cancel = threading.Event()

@@ -25,6 +25,7 @@ from .settings import SettingsError
 log = logging.getLogger(__name__)
 
 OK, SOME_FAILED, LIBRARY_ERROR, NO_WRITE = 0, 1, 2, 3
+NO_HOME = "Could not determine home directory."  # pathlib's words
 
 
 def explain(exc: BaseException, library: Path | None) -> tuple[str, int] | None:
@@ -32,6 +33,8 @@ def explain(exc: BaseException, library: Path | None) -> tuple[str, int] | None:
     model; None for anything else (a bug, whose traceback is worth seeing)."""
     if isinstance(exc, IngestError | EngineError | SettingsError | ServeRefused):
         return str(exc), getattr(exc, "exit_code", LIBRARY_ERROR)
+    if isinstance(exc, RuntimeError) and str(exc) == NO_HOME:  # Path.expanduser of `~name`, name no user
+        return "a path begins with ~name, and this machine has no user of that name: give the full path", LIBRARY_ERROR
     if not isinstance(exc, OSError | sqlite3.Error):
         return None
     log.info("%s: %s", type(exc).__name__, exc, exc_info=exc)  # the traceback: in the log file, and with -v

@@ -15,11 +15,12 @@ from ingest.embedding import SentenceTransformerEmbedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.records import Page, PageOcr
-from ingest.store.library import DocumentRow, Library
+from ingest.store.library import DocumentRow, Library, ref_path
 from ingest.store.open_errors import LibraryDamaged, damage, storage_errors
 from ingest.store.vectors import VectorIndex
 
 from .crash import CrashGuard
+from .refs import shown_ref
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ class DocDesk:
         """Remove a document by id, or one of its paths by path. Returns the document as it was
         and, when the same bytes are still in the library at another path, as it is now."""
         doc = self.resolve(ref)
-        path = self.library.file_path(ref) if self.library.document(ref) is None else None
+        given = ref_path(ref) if self.library.document(ref) is None else None
+        path = self.library.file_path(given) if given is not None else None
         if path is not None:
             self.library.remove_file(path)  # a twin at another path keeps the document
         else:
@@ -172,7 +174,7 @@ class DocDesk:
         """A document by id, id prefix or path."""
         doc = self.library.resolve(ref)
         if doc is None:
-            raise LibraryError(f"no document {ref!r} in the library (see `docdesk list`)")
+            raise LibraryError(f"no document {shown_ref(ref)} in the library (see `docdesk list`)")
         return doc
 
     # -- documents, for the window -------------------------------------------------------

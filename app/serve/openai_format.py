@@ -16,6 +16,7 @@ from engine.answer import Sampling, Turn
 from ingest.records import CitedSource
 
 from ..answering import Answered
+from ..refs import MAX_DOC_IDS
 
 MODEL = "docdesk"
 SOURCES_HEADING = "\n\nSources:\n"
@@ -84,6 +85,10 @@ def _doc_ids(refs, resolve: Callable[[str], str]) -> list[str] | None:
         return None
     if not isinstance(refs, list) or not all(isinstance(d, str) for d in refs):
         raise ApiError(400, "docdesk.doc_ids must be a list of document ids", param="docdesk.doc_ids")
+    if len(refs) > MAX_DOC_IDS:
+        raise ApiError(
+            400, f"docdesk.doc_ids names {len(refs):,} documents: at most {MAX_DOC_IDS:,}", param="docdesk.doc_ids"
+        )
     resolved = []
     for ref in refs:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -27,6 +28,37 @@ from .rows import (
 from .schema import open_database
 
 __all__ = ["DB_NAME", "DocumentRow", "FileRecord", "IndexedDocument", "Library", "PassageRow"]
+
+
+# What a user may type for a document (`docdesk remove REF`, `doc_ids`, MCP's `document`) is data:
+# an id is 64 hex digits and a prefix 8 or more of them; a path is at most PATH_MAX long.
+ID_PREFIX = re.compile(r"[0-9a-fA-F]{8,64}")
+MAX_REF_CHARS = 4096
+
+
+def _is_text(ref: str) -> bool:
+    """Whether SQLite can take `ref`: UTF-8 (no lone surrogate from a name that is not) and no NUL."""
+    try:
+        ref.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in ref
+
+
+def ref_path(ref: str) -> str | None:
+    """`ref` as the absolute path the library would store it under, or None when no stored path
+    can be it. `~user` of a user this machine does not have stays as written, as the shell leaves it."""
+    if not ref or len(ref) > MAX_REF_CHARS or not _is_text(ref):
+        return None
+    path = Path(ref)
+    try:
+        path = path.expanduser()
+    except (RuntimeError, KeyError, ValueError):  # "Could not determine home directory."
+        pass
+    try:
+        return str(path.absolute())
+    except OSError:  # the working folder is gone
+        return None
 
 
 class Library(PassageReads):
@@ -93,16 +125,22 @@ class Library(PassageReads):
         return document_row(row) if row is not None else None
 
     def resolve(self, ref: str) -> DocumentRow | None:
-        """A document by id, id prefix (8+ characters) or file path."""
+        """A document by id, id prefix (8 to 64 hex digits) or file path. Any string is data: `%`,
+        `_`, `*` and `[` match only themselves, and one that cannot name a document (longer than a
+        path, a NUL, not UTF-8, `~user` of nobody) names none instead of raising."""
+        if not ref or len(ref) > MAX_REF_CHARS or not _is_text(ref):
+            return None
         doc = self.document(ref)
-        if doc is None and len(ref) >= 8:
-            rows = self.conn.execute("SELECT id FROM documents WHERE id LIKE ?", (ref.lower() + "%",)).fetchall()
+        if doc is None and ID_PREFIX.fullmatch(ref):  # hex only: never a LIKE or GLOB pattern
+            prefix = ref.lower()
+            rows = self.conn.execute(
+                "SELECT id FROM documents WHERE id >= ? AND id < ? LIMIT 2", (prefix, prefix + "g")
+            ).fetchall()
             if len(rows) == 1:
                 doc = self.document(rows[0][0])
-        if doc is None:
-            row = self.conn.execute(
-                "SELECT doc_id FROM files WHERE path = ?", (str(Path(ref).expanduser().absolute()),)
-            ).fetchone()
+        path = ref_path(ref) if doc is None else None
+        if path is not None:
+            row = self.conn.execute("SELECT doc_id FROM files WHERE path = ?", (path,)).fetchone()
             doc = self.document(row[0]) if row else None
         return doc
 
