@@ -29,6 +29,8 @@ from .settings import ServeSettings, is_loopback_literal
 
 log = logging.getLogger(__name__)
 
+BODY_TIMEOUT_S = 30.0  # a request body must be whole within this once its head came
+
 
 def _header_bytes(scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", []):
@@ -68,7 +70,8 @@ def check_caller(scope, settings: ServeSettings) -> None:
     make DocDesk answer, and read the answers by DNS rebinding); without a token, only requests
     that name this machine in their Host; with one, only those that carry it."""
     origin = _header(scope, b"origin")
-    if origin and origin != "null" and not _is_loopback_name(origin.split("://", 1)[-1].split("/", 1)[0]):
+    # "null" is a sandboxed frame, a file:// page or a redirect: a page all the same, and foreign.
+    if origin is not None and not _is_loopback_name(origin.split("://", 1)[-1].split("/", 1)[0]):
         raise ApiError(403, f"requests from web pages ({origin}) are refused: DocDesk serves editors and programs")
     if not settings.token:
         host = _header(scope, b"host") or ""
@@ -85,12 +88,23 @@ async def send_json(send, status: int, body: dict, headers: dict[str, str] | Non
     await send({"type": "http.response.body", "body": data})
 
 
-async def read_body(receive, scope, limit: int) -> bytes:
-    """The request body, refused with 413 as soon as it passes `limit` bytes."""
+async def read_body(receive, scope, limit: int, within_s: float = BODY_TIMEOUT_S) -> bytes:
+    """The request body, refused with 413 as soon as it passes `limit` bytes, and with 408 when it
+    is not whole within `within_s` (a client that trickles it holds a connection for nothing)."""
     declared = _header(scope, b"content-length")
     too_big = ApiError(413, f"the request body is over the {limit:,}-byte limit", code="request_too_large")
     if declared and declared.isdigit() and int(declared) > limit:
         raise too_big
+    try:
+        async with asyncio.timeout(within_s):
+            return await _body(receive, limit, too_big)
+    except TimeoutError:
+        raise ApiError(
+            408, f"the request body did not arrive within {within_s:.0f} s", code="request_timeout"
+        ) from None
+
+
+async def _body(receive, limit: int, too_big: ApiError) -> bytes:
     body = bytearray()
     while True:
         message = await receive()

@@ -45,6 +45,7 @@ def base_url(settings: ServeSettings, sock: socket.socket | None = None) -> str:
 def _server(desk, settings: ServeSettings, slots: int):
     import uvicorn
 
+    from .guard import KEEP_ALIVE_S, MAX_HEAD_BYTES, connection_limit, guarded_protocol
     from .openai_api import create_app
 
     config = uvicorn.Config(
@@ -54,7 +55,13 @@ def _server(desk, settings: ServeSettings, slots: int):
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=5,  # then answers still being written are stopped
-        timeout_keep_alive=30,
+        # Connections are bounded by app/serve/guard.py: a head deadline, and a cap that closes
+        # the oldest idle connection for a new one. uvicorn's limit_concurrency is not used: it
+        # counts those idle connections too and answers the real request 503 instead.
+        http=guarded_protocol(connection_limit()),
+        timeout_keep_alive=KEEP_ALIVE_S,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        backlog=128,  # asyncio accepts up to this many at once before any is seen: within the fd reserve
     )
 
     class Server(uvicorn.Server):

@@ -475,6 +475,13 @@ def test_web_pages_and_foreign_host_names_are_refused(library_folder, embedder):
     with serving(library_folder, embedder) as (url, backend):
         page = httpx.post(f"{url}/chat/completions", json=body, headers={"Origin": "https://evil.example"}, timeout=10)
         assert page.status_code == 403 and "web pages" in page.json()["error"]["message"]
+        sandboxed = httpx.post(  # a sandboxed frame or a file:// page: a simple request, no preflight
+            f"{url}/chat/completions",
+            content=json.dumps(body),
+            headers={"Origin": "null", "Content-Type": "text/plain"},
+            timeout=10,
+        )
+        assert sandboxed.status_code == 403
         rebound = httpx.post(f"{url}/chat/completions", json=body, headers={"Host": "evil.example:8765"}, timeout=10)
         assert rebound.status_code == 403 and "not this machine" in rebound.json()["error"]["message"]
         assert httpx.get(f"{url}/models", headers={"Host": "evil.example"}, timeout=10).status_code == 403
