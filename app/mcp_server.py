@@ -35,6 +35,8 @@ from ingest.records import page_label
 from . import __version__
 from .answering import final_answer
 from .cli_errors import explain
+from .mcp_stdio import INVALID_REQUEST, BoundedLines, stdin_claimed, too_large
+from .refs import MAX_DOC_IDS, shown_ref
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -208,10 +210,12 @@ class DocDeskTools:
     def _document(self, ref: str):
         doc = self.desk.library.resolve(ref)
         if doc is None:
-            raise ToolError(f"no document {ref!r} in the library: list_documents gives the ids")
+            raise ToolError(f"no document {shown_ref(ref)} in the library: list_documents gives the ids")
         return doc
 
     def _doc_ids(self, refs: list[str] | None) -> list[str] | None:
+        if refs and len(refs) > MAX_DOC_IDS:
+            raise ToolError(f"doc_ids names {len(refs):,} documents: at most {MAX_DOC_IDS:,} at once")
         return [self._document(ref).id for ref in refs] if refs else None
 
     async def search_documents(
@@ -353,5 +357,25 @@ def build_server(desk) -> MCPServer:
 
 def run_stdio(desk) -> int:
     """Serve until the client closes stdin. The CLI closes `desk` afterwards."""
-    build_server(desk).run("stdio")
+    anyio.run(_serve_stdio, build_server(desk))
     return 0
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """MCPServer.run("stdio"), its stdin read by app/mcp_stdio.py: a message over MAX_MESSAGE_BYTES
+    gets a JSON-RPC error and is never held whole."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    with stdin_claimed() as wire:
+        lines = BoundedLines(wire)
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+
+            async def refuse(message_id: int | str | None, size: int) -> None:
+                error = ErrorData(code=INVALID_REQUEST, message=too_large(lines.limit, size))
+                await write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=message_id, error=error)))
+
+            lines.refuse = refuse
+            lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, on our stdin
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
