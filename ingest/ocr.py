@@ -10,6 +10,7 @@ page text, so a citation can be drawn on the page image.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -169,6 +170,50 @@ def ocr_image(image) -> OcrPage:
     page = _assemble(found, image.size)
     page.skew = round(skew, 2)
     page.rotated = rotated
+    page.seconds = time.perf_counter() - started
+    page.pixels = image.size
+    return page
+
+
+TILE_OVERLAP = 240  # pixels two tiles share: a line cut by one tile's edge is whole in the other
+
+
+def tile_spans(length: int, tile: int = MAX_SIDE, overlap: int = TILE_OVERLAP) -> list[tuple[int, int, int, int]]:
+    """(start, end, keep_from, keep_to) of the tiles covering `length` pixels: each tile is at most
+    `tile` long and overlaps the next by `overlap`; a line belongs to the tile whose keep range
+    holds its centre, so a line in an overlap is kept once."""
+    if length <= tile:
+        return [(0, length, 0, length)]
+    count = math.ceil((length - overlap) / (tile - overlap))
+    step = (length - tile) / (count - 1)
+    starts = [round(i * step) for i in range(count)]
+    spans = []
+    for i, start in enumerate(starts):
+        keep_from = 0 if i == 0 else (start + starts[i - 1] + tile) // 2
+        keep_to = length if i == count - 1 else (starts[i + 1] + start + tile) // 2
+        spans.append((start, min(length, start + tile), keep_from, keep_to))
+    return spans
+
+
+def ocr_tiles(image) -> OcrPage:
+    """Read a tall (or wide) page image in tiles along its long side, each at the image's own
+    scale, so its text stays as legible as on a page. Line boxes are fractions of the whole image
+    (not turned: a scrolling screenshot or a receipt stands upright)."""
+    callback = getattr(_watch, "callback", None)
+    if callback is not None:
+        callback()
+    started = time.perf_counter()
+    width, height = image.size
+    along_y = height >= width
+    found = []
+    for start, end, keep_from, keep_to in tile_spans(height if along_y else width):
+        tile = image.crop((0, start, width, end) if along_y else (start, 0, end, height))
+        for box, text, score in _detect(tile)[0]:
+            moved = [[x, y + start] if along_y else [x + start, y] for x, y in box]
+            centre = sum(p[1 if along_y else 0] for p in moved) / len(moved)
+            if keep_from <= centre < keep_to:
+                found.append((moved, text, score))
+    page = _assemble(found, image.size)
     page.seconds = time.perf_counter() - started
     page.pixels = image.size
     return page

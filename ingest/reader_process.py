@@ -14,7 +14,7 @@ import os
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import IngestError
@@ -113,6 +113,7 @@ class _ReceiverFailed(Exception):
 
 def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr: bool) -> Finished:
     from .readers import finish_result, open_document
+    from .readers.budget import cut_warning, text_budget
 
     def send(message: Pages | Reading) -> None:
         try:
@@ -126,14 +127,14 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
     started = time.perf_counter()
     try:
         stream = open_document(Path(path), password, data, ocr=ocr)
-        pages = _send_pages(job, stream, send)
+        pages, cut = _send_pages(job, stream, send, text_budget(len(data)))
         result = finish_result(stream, pages, Path(path))
         return Finished(
             job,
             result.format,
             result.title,
             result.synthetic_pages,
-            result.warnings,
+            result.warnings + ([cut_warning(len(data), cut)] if cut else []),
             seconds=time.perf_counter() - started,
             log_lines=collect.lines,
         )
@@ -153,9 +154,19 @@ def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr
         root.removeHandler(collect)
 
 
-def _send_pages(job: int, stream, send) -> list[Page]:
+def _within(page: Page, room: int) -> Page:
+    """`page` cut to its first `room` characters (OCR lines past the cut are dropped)."""
+    ocr = page.ocr
+    if ocr is not None:
+        ocr = replace(ocr, lines=tuple(line for line in ocr.lines if line[1] <= room))
+    return Page(page.number, page.text[:room], ocr)
+
+
+def _send_pages(job: int, stream, send, budget: int) -> tuple[list[Page], int]:
     """Read the stream's pages, sending them a few at a time: first its page total where the
-    format knows it (a PDF), then the pages, and "OCR page n" before each page OCR reads."""
+    format knows it (a PDF), then the pages, and "OCR page n" before each page OCR reads.
+    Reading stops once the pages hold `budget` characters (ingest/readers/budget.py): the
+    second value is then the budget, else 0."""
     from .ocr import each_page
 
     total = getattr(stream, "page_count", 0) or 0
@@ -173,14 +184,20 @@ def _send_pages(job: int, stream, send) -> list[Page]:
         flush()
         send(Reading(job, total, len(pages) + 1))  # pages come in order
 
+    chars, cut = 0, 0
     with each_page(ocr_starts):
         for page in stream.pages():
+            if chars + len(page.text) > budget:
+                page, cut = _within(page, budget - chars), budget
+            chars += len(page.text)
             pages.append(page)
             batch.append(page)
-            if len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds: report it
+            if cut or len(batch) >= PAGES_PER_MESSAGE or page.ocr is not None:  # an OCR'd page took seconds
                 flush()
+            if cut:
+                break  # the rest of the stream is never read
     flush()
-    return pages
+    return pages, cut
 
 
 def _reader_main(jobs, results, parent_pid: int, ocr: bool) -> None:

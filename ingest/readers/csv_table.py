@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..records import ReadResult
+from .budget import text_budget
 from .registry import ReadRequest, register_reader
-from .sheet_pages import Row, SheetWriter
+from .sheet_pages import MAX_CELL_CHARS, Row, SheetWriter
 from .text import TextStream, decode
 
 _SNIFF_CHARS = 64 * 1024  # csv.Sniffer's regular expressions are slow on long samples
@@ -23,6 +24,9 @@ _DELIMITERS = ",;\t|"
 _SAMPLE_ROWS = 50
 # Most rows of a table have the same number of cells; a few short ones (a comment, a total) may not.
 _MIN_REGULAR_SHARE = 0.6
+# csv's own limit on one field is 128 KB: past it a table was read as plain text, all of it. Up to
+# this a field is parsed and then cut (sheet_pages.MAX_CELL_CHARS).
+FIELD_LIMIT = 256 * 1024 * 1024
 
 
 @register_reader("csv")
@@ -38,12 +42,12 @@ def read_csv(path: Path, data: bytes) -> ReadResult | None:
     dialect = _dialect(text, path.suffix.lower() == ".tsv")
     if dialect is None:
         return None
-    writer = SheetWriter()
+    writer = SheetWriter(max_chars=text_budget(len(data)))
     try:
         writer.add_sheet(path.name, _rows(text, dialect), name_single_page=False)
-    except csv.Error:  # a field over csv's size limit, a NUL inside quotes ...: no table after all
+    except csv.Error:  # a NUL inside quotes, a field past FIELD_LIMIT ...: no table after all
         return None
-    return ReadResult("csv", writer.pages, synthetic_pages=writer.split, warnings=decoded.warnings)
+    return ReadResult("csv", writer.pages, synthetic_pages=writer.split, warnings=decoded.warnings + writer.warnings)
 
 
 def _dialect(text: str, tab_separated: bool) -> dict | None:
@@ -81,5 +85,9 @@ def _is_tabular(sample: str, dialect: dict) -> bool:
 
 
 def _rows(text: str, dialect: dict) -> Iterator[Row]:
+    """Each row as its cells, a cell cut past MAX_CELL_CHARS before its spaces are collapsed
+    (the writer warns of the cut), so one 100 MB field costs its parse, not 100 MB of text work."""
+    if csv.field_size_limit() < FIELD_LIMIT:
+        csv.field_size_limit(FIELD_LIMIT)  # raised once for the process; never lowered under another reader
     for number, cells in enumerate(csv.reader(io.StringIO(text), **dialect), start=1):
-        yield number, [" ".join(cell.split()) for cell in cells]
+        yield number, [" ".join(cell[: MAX_CELL_CHARS + 1].split()) for cell in cells]

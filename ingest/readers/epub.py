@@ -16,10 +16,10 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from ..chunking import MAX_DOCUMENT_CHARS
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .budget import text_budget
 from .html import html_to_text
 from .registry import ReadRequest, register_reader
 from .text import SYNTHETIC_PAGE_CHARS, decode, paginate
@@ -44,6 +44,7 @@ _SHORT_PAGE = SYNTHETIC_PAGE_CHARS // 3  # a chapter this short (a cover, a titl
 class _Book:
     title: str
     documents: list[str]  # content documents in reading order: linear ones, then non-linear
+    budget: int = 0  # characters the book may give (budget.py): reading stops past it
     toc_titles: dict[str, str] = field(default_factory=dict)  # document -> its first table-of-contents entry
     page_targets: list[tuple[str, str, str]] = field(default_factory=list)  # (document, fragment, label)
     warnings: list[str] = field(default_factory=list)
@@ -58,6 +59,7 @@ def read_epub(path: Path, data: bytes) -> ReadResult:
     try:
         package = ZipPackage(data, EPUB)
         book = _open_book(package)
+        book.budget = text_budget(len(data))
         result = _book_pages(package, book) if book.page_targets else None
         return result or _synthetic_pages(package, book)
     except IngestError:
@@ -97,12 +99,18 @@ def _open_book(package: ZipPackage) -> _Book:
     # Non-linear items (notes, answers, pop-ups) are read after the main text: searchable, and
     # the book's reading order stays unbroken.
     ordered = [idref for idref, linear in refs if linear] + [idref for idref, linear in refs if not linear]
-    documents = [manifest[i][0] for i in ordered if i in manifest and manifest[i][1] in _HTML_TYPES]
+    named = [manifest[i][0] for i in ordered if i in manifest and manifest[i][1] in _HTML_TYPES]
+    documents = list(dict.fromkeys(named))  # each content document once, where it first comes
     if not documents:
         raise EmptyDocument("the EPUB's reading order (spine) names no XHTML documents")
     _refuse_drm(package, set(documents))
     title = " ".join((opf.findtext(f".//{_DC}title") or "").split())
     book = _Book(title, documents)
+    if len(named) > len(documents):  # the spine may name an item once (EPUB 3, 3.4.11): a repeat adds no text
+        book.warnings.append(
+            f"the reading order names {len(named):,} documents, {len(named) - len(documents):,} of them "
+            f"again: each is read once ({len(documents):,})"
+        )
     nav = next((name for name, _, props in manifest.values() if "nav" in props.split()), None)
     ncx = manifest.get(spine.get("toc"), ("", "", ""))[0] or next(
         (name for name, kind, _ in manifest.values() if kind == "application/x-dtbncx+xml"), None
@@ -229,8 +237,8 @@ def _book_pages(package: ZipPackage, book: _Book) -> ReadResult | None:
                 texts[current] = []
             texts[current].append(text)
         produced += sum(map(len, pieces))
-        if produced > MAX_DOCUMENT_CHARS:
-            break  # past what the chunker keeps
+        if produced > book.budget:
+            break  # past the book's budget: the reader process cuts it there and says so
     if not order:
         book.warnings.append("the book's page list points to nowhere DocDesk can find: its pages are synthetic")
         return None
@@ -271,7 +279,7 @@ def _synthetic_pages(package: ZipPackage, book: _Book) -> ReadResult:
             pages[-1] = f"{pages[-1]}\n\n{chapter.pop(0)}"
         pages += chapter
         produced += len(text)
-        if produced > MAX_DOCUMENT_CHARS:
+        if produced > book.budget:
             break
     if not pages:
         raise EmptyDocument("no text in the EPUB")

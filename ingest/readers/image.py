@@ -1,10 +1,20 @@
 """Photos and scans of pages (PNG, JPEG, TIFF with any number of pages, WebP), read by OCR.
 
 Each frame of the file is one page, recognised as the stream reaches it, so progress and
-cancel work page by page. Decoding is bounded: a JPEG is decoded at a reduced size when it is
-larger than OCR needs, and an image (or a frame) past MAX_DECODE_PIXELS is refused with its size,
-checked here on the size its header declares before anything is decoded. Pillow's global
-Image.MAX_IMAGE_PIXELS is left as it is (reading may run in threads); past it, Pillow refuses too.
+cancel work page by page. The work a file may cost is decided before it is decoded, from what
+its header declares and its size on disk (image_decode has the rules for one frame):
+
+- an image (or a frame) past MAX_DECODE_PIXELS, or whose decoded pixels would take more than
+  image_decode.MAX_DECODE_BYTES, is refused with its size; one under 16 pixels a side is
+  refused as too small or too thin to hold text;
+- at most MAX_FRAMES frames are read, and frames are decoded only while their declared pixels
+  stay within max(FLOOR_PIXELS, PIXELS_PER_BYTE x the file's bytes): a 10 KB file declaring
+  200 frames of 64 MP reads a few of them, and the warning names the cap;
+- a JPEG is decoded reduced (draft mode), any frame is reduced before it is converted, and a
+  tall or wide image is read in tiles at a legible scale (ingest.ocr.ocr_tiles).
+
+Pillow's global Image.MAX_IMAGE_PIXELS is left as it is (reading may run in threads); past it,
+Pillow refuses too.
 """
 
 from __future__ import annotations
@@ -14,12 +24,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
-from ..ocr import MAX_DECODE_PIXELS, MAX_SIDE, ocr_image
+from ..ocr import MAX_DECODE_PIXELS, ocr_image, ocr_tiles
 from ..records import Page
+from . import image_decode
 from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
 from .registry import ReadRequest, register_reader
 
 _NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
+MAX_FRAMES = 300  # pages of one image file read by OCR; a longer scan is better kept as a PDF
+FLOOR_PIXELS = 400_000_000  # declared pixels any image file may have decoded, whatever its size
+PIXELS_PER_BYTE = 2_000  # and beyond that, per byte on disk (a G4 fax page: ~100 pixels a byte)
 
 
 def _too_large(size: tuple[int, int], what: str = "the image") -> str:
@@ -33,17 +47,34 @@ def _too_large(size: tuple[int, int], what: str = "the image") -> str:
     )
 
 
+def _frame_problem(frame, what: str) -> tuple[str, type]:
+    """Why `frame` is not read, and the error class for it when it is the whole file; ("", ...) if it is."""
+    for reason, kind in (
+        (image_decode.size_problem(frame.size, what), EmptyDocument),
+        (_too_large(frame.size, what), OversizedDocument),
+        (image_decode.decode_problem(frame, what), OversizedDocument),
+    ):
+        if reason:
+            return reason, kind
+    return "", EmptyDocument
+
+
 def _open(data: bytes):
     from PIL import Image
 
     try:
         image = Image.open(io.BytesIO(data))  # the header only: nothing is decoded yet
-        reason = _too_large(image.size)
+        reason, kind = _too_large(image.size), OversizedDocument
+        image_decode.draft(image)
+        if not reason:
+            reason, kind = _frame_problem(image, "the image")
     except Image.DecompressionBombError as exc:  # past Pillow's own global limit
         raise OversizedDocument(f"image too large to read ({exc})") from exc
     except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, SyntaxError ...
         raise DamagedDocument(f"damaged or unsupported image: {type(exc).__name__}: {exc}") from exc
     if reason:
+        if kind is EmptyDocument:
+            raise EmptyDocument(f"no text can be read: {reason}")
         raise OversizedDocument(f"image too large to read: {reason}")
     return image
 
@@ -59,9 +90,12 @@ class ImageStream:
         self._image = _open(data)
         self.title = ""
         self.kind = _NAMES.get(self._image.format or "", self._image.format or "image")
-        self.page_count = getattr(self._image, "n_frames", 1)  # a page per frame: progress says n of N
+        self.frames = getattr(self._image, "n_frames", 1)
+        self.page_count = min(self.frames, MAX_FRAMES)  # a page per frame: progress says n of N
+        self.size = len(data)
+        self.budget = max(FLOOR_PIXELS, PIXELS_PER_BYTE * self.size)  # declared pixels decoded, in all
         self.tally = OcrTally()
-        self._skipped: list[str] = []  # frames past MAX_DECODE_PIXELS: why each was not read
+        self._skipped: list[str] = []  # frames not read, and why
 
     @property
     def warnings(self) -> list[str]:
@@ -70,26 +104,38 @@ class ImageStream:
     def _frames(self) -> Iterator:
         from PIL import ImageSequence
 
-        for frame in ImageSequence.Iterator(self._image):
-            if frame.format == "JPEG" or self._image.format == "JPEG":
-                frame.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode at 1/2, 1/4 or 1/8 size when that is enough
+        spent = 0
+        for number, frame in enumerate(ImageSequence.Iterator(self._image), start=1):
+            if number > MAX_FRAMES:
+                self._skipped.append(
+                    f"only the first {MAX_FRAMES:,} of its {self.frames:,} frames were read "
+                    f"(DocDesk reads at most {MAX_FRAMES:,} pages of one image file)"
+                )
+                return
+            image_decode.draft(frame)
+            spent += frame.size[0] * frame.size[1]
+            if spent > self.budget and number > 1:
+                self._skipped.append(
+                    f"frames {number:,}-{self.frames:,} were not read: they declare more pixels than a file of "
+                    f"{self.size / 1024:,.0f} KB may have decoded ({self.budget / 1e6:,.0f} MP in all)"
+                )
+                return
             yield frame
 
     def pages(self) -> Iterator[Page]:
-        from PIL import ImageOps
-
         if not self.ocr:
             return  # nothing is decoded: no_text_error says OCR is off
         number = 0
         try:
             for number, frame in enumerate(self._frames(), start=1):
-                reason = _too_large(frame.size, f"frame {number}")  # the first was checked on opening
-                if reason:  # one giant frame of a TIFF costs that page, not the file
+                reason = _frame_problem(frame, f"frame {number}")[0] if number > 1 else ""  # the first: on opening
+                if reason:  # one giant or empty frame of a TIFF costs that page, not the file
                     self._skipped.append(f"not read: {reason}")
                     yield Page(number, "")
                     continue
-                frame.load()
-                result = ocr_image(ImageOps.exif_transpose(frame))  # a phone photo says which way is up
+                image, wanted = image_decode.page_image(frame)
+                result = ocr_tiles(image) if wanted.tiled else ocr_image(image)
+                del image
                 self.tally.add(number, result)
                 yield Page(number, result.text, page_ocr(result))
         except (OSError, SyntaxError, ValueError) as exc:  # a truncated or damaged frame

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..chunking import MAX_DOCUMENT_CHARS
 from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
 from ..normalize import normalize_text
 from ..records import Page, ReadResult
+from .budget import text_budget
 from .registry import ReadRequest, register_reader
 from .sheet_pages import Row, SheetWriter
 from .text import paginate
@@ -118,7 +118,8 @@ class _Reader:
     units: frozenset[str] = frozenset()
     synthetic = True
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
+        self.budget = budget  # characters this file may give (budget.py): reading stops past it
         self.first_heading = ""
         self.warnings: list[str] = []
         self.produced = 0
@@ -159,8 +160,8 @@ def _parse(package: ZipPackage, reader: _Reader) -> None:
                 reader.unit(element) if inside else reader.outside(element)
                 if inside or element.tag in (LIST, LIST_ITEM, TABLE):
                     _free(element)
-            if reader.produced > MAX_DOCUMENT_CHARS:
-                return  # past what the chunker keeps: reading on costs memory for nothing
+            if reader.produced > reader.budget:
+                return  # past the file's budget: reading on costs time and memory for nothing
         parser.close()
     except etree.XMLSyntaxError as exc:
         raise DamagedDocument(f"damaged OpenDocument file: content.xml is not well-formed XML ({exc})") from exc
@@ -172,8 +173,8 @@ class _TextReader(_Reader):
 
     units = frozenset({P, H, ROW, _q("text:tracked-changes")})
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, budget: int) -> None:
+        super().__init__(budget)
         self.parts: list[str] = []
 
     def _add(self, text: str) -> None:
@@ -229,9 +230,9 @@ class _SheetReader(_Reader):
 
     units = frozenset({ROW})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.writer = SheetWriter()
+    def __init__(self, budget: int) -> None:
+        super().__init__(budget)
+        self.writer = SheetWriter(max_chars=budget)
         self._sheet = ""
         self._row = 0  # rows of the sheet seen, repeated ones included
         self._rows: list[tuple[int, int, dict[int, str]]] = []  # (first row number, repeats, filled cells)
@@ -272,11 +273,8 @@ class _SheetReader(_Reader):
 
     def _dense(self) -> Iterator[Row]:
         for first, repeats, cells in self._rows:
-            dense = [""] * (max(cells) + 1)
-            for column, value in cells.items():
-                dense[column] = value
             for k in range(repeats):
-                yield first + k, dense
+                yield first + k, cells  # sparse: the writer names the filled cells only
 
     def outside(self, element) -> None:
         if element.tag == TABLE and not self.writer.full:
@@ -295,8 +293,8 @@ class _SlideReader(_Reader):
     units = frozenset({SLIDE})
     synthetic = False
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, budget: int) -> None:
+        super().__init__(budget)
         self.slides: list[str] = []
 
     def unit(self, element) -> None:
@@ -365,7 +363,7 @@ def read_odf(path: Path, data: bytes, kind: str) -> ReadResult:
     _refuse_password(package)
     if not package.has("content.xml"):
         raise DamagedDocument("damaged OpenDocument file: content.xml (the document's text) is missing")
-    reader = _READERS[kind]()
+    reader = _READERS[kind](text_budget(len(data)))
     try:
         _parse(package, reader)
         pages = reader.pages()
@@ -376,4 +374,5 @@ def read_odf(path: Path, data: bytes, kind: str) -> ReadResult:
     if not any(page.text for page in pages):
         raise EmptyDocument("no text in the file")
     title = _meta_title(package) or reader.first_heading
-    return ReadResult(kind, pages, title=title, synthetic_pages=reader.synthetic, warnings=reader.warnings)
+    warnings = reader.warnings + getattr(getattr(reader, "writer", None), "warnings", [])
+    return ReadResult(kind, pages, title=title, synthetic_pages=reader.synthetic, warnings=warnings)

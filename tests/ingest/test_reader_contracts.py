@@ -269,7 +269,7 @@ class TestXlsxReader(_OfficeContract):
 class TestCsvReader(ReaderContract):
     format = "csv"
     expected = {"table.tsv": "name: 中国人", "doublequote.csv": "INCISO: A.N.E.P."}
-    text_limit = ("ingest.readers.sheet_pages", "MAX_DOCUMENT_CHARS")
+    text_limit = ("ingest.readers.budget", "MAX_DOCUMENT_CHARS")  # the ceiling of the file's text budget
 
     def files(self):
         return [OFFICE / "table.tsv", OFFICE / "doublequote.csv", OFFICE / "table-with-accents.csv"]
