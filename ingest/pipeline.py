@@ -123,9 +123,13 @@ class Ingestor:
         """Rescan remembered folders by content hash: new, changed and deleted files.
 
         A folder that lost all its files, or most of them, in one sync is held: nothing of it is
-        removed unless `confirm_removals` (an empty mount point is still a directory)."""
+        removed unless `confirm_removals` (an empty mount point is still a directory). Paths that
+        are gone are forgotten after the new files are planned, so a file renamed or moved within
+        the folders keeps its document: its new path is linked, nothing is read or embedded again."""
         report = AddReport()
         roots = []
+        gone_all: list[FileRecord] = []
+        known: set[str] = set()
         for folder_id, folder in self.library.folders():
             root = Path(folder)
             if not os.path.isdir(root):  # os.path: a folder it may no longer open is not there either
@@ -135,6 +139,7 @@ class Ingestor:
                 continue
             roots.append(root)
             records = self.library.files_under(folder_id)
+            known.update(r.path for r in records)
             states = {r.path: present(r.path) for r in records}
             gone = [r for r in records if states[r.path] is False]
             for record in (r for r in records if states[r.path] is None):
@@ -144,19 +149,32 @@ class Ingestor:
             if gone and not confirm_removals and mass_removal(root, len(gone), len(records)):
                 report.held.append({"path": folder, "gone": len(gone), "files": len(records)})
                 continue
-            for record in gone:
-                doc = self.library.document(record.doc_id)
-                self.library.remove_file(record.path)
-                report.removed.append({"doc_id": record.doc_id, "path": record.path, "title": doc.title if doc else ""})
+            gone_all += gone
         report.removed += self._forget_vanished_queued()
         if roots:
             sub = self.add(roots)
             report.added, report.skipped = sub.added, sub.skipped
             report.failed.extend(sub.failed)
-        elif report.removed:
+        self._forget_gone(gone_all, known, report)
+        if report.removed:
             self.refresh_vectors()
         report.timings = dict(self.timings)
         return report
+
+    def _forget_gone(self, gone: list[FileRecord], known: set[str], report: AddReport) -> None:
+        """Forget the paths that are gone; one whose document a new path now holds was moved."""
+        moved_from = {record.doc_id: record.path for record in gone}
+        moved = set()
+        for entry in report.skipped:
+            old = moved_from.get(entry.get("doc_id", ""))
+            if old and entry["path"] not in known:
+                entry["reason"] = f"moved from {old}: not read again"
+                moved.add(entry["doc_id"])
+        for record in gone:
+            doc = self.library.document(record.doc_id)
+            self.library.remove_file(record.path)
+            if record.doc_id not in moved:
+                report.removed.append({"doc_id": record.doc_id, "path": record.path, "title": doc.title if doc else ""})
 
     def _forget_vanished_queued(self) -> list[dict]:
         """Documents left queued by a stopped `add` whose file is gone since: nothing can finish them."""
