@@ -42,6 +42,12 @@ class AnswerSettings:
     history_turns: int = 2  # earlier exchanges the model sees
     candidates: int = 12  # hits considered for the context
     temperature: float = 0.1
+    # The question also asked in the library's other languages (engine/query_translation.py):
+    # "auto" where the model can translate (a server, a GGUF of ~1.5B parameters or more), "on", "off".
+    translate_queries: str = "auto"
+    # The model judges the top passages and reorders them (engine/rerank.py): "auto" where it runs
+    # on a GPU behind a server with log-probabilities, "on", "off".
+    rerank: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -175,11 +181,12 @@ class Answerer:
         language = question_language(question)
 
         t = time.perf_counter()
-        hits = self._search(question, standalone, history, doc_ids)
+        hits = self._search(question, standalone, history, doc_ids, timings, cancel)
         weight = dense_weight(standalone, getattr(self.retriever.embedder, "multilingual", False))
         relevance = judge(self.library, standalone, hits, weight)
         # Sources: the hits that pass the relevance rule on their own; the best two always go.
         hits = [h for i, h in enumerate(hits) if i < 2 or relevance.hit_margins[i] >= 0]
+        hits = self._reranked(standalone, hits, timings, cancel)
         pinned = self._page_hits(question, history, doc_ids)
         if pinned:  # the user pointed at a page of a document of this chat: that page is the context
             hits = pinned + [h for h in hits if h.passage.id not in {p.passage.id for p in pinned}]
@@ -243,17 +250,50 @@ class Answerer:
         return text
 
     def _search(
-        self, question: str, standalone: str, history: list[Turn], doc_ids: list[str] | None
+        self,
+        question: str,
+        standalone: str,
+        history: list[Turn],
+        doc_ids: list[str] | None,
+        timings: dict[str, float] | None = None,
+        cancel: threading.Event | None = None,
     ) -> list[SearchHit]:
         k = max(self.settings.candidates, 10)
-        first = self.retriever.search(standalone, k, doc_ids).hits
-        if not history:
-            return first
-        # The rewrite may be poor with a small model: fuse it with the plain follow-up plus the last question.
-        second = self.retriever.search(f"{history[-1].question} {question}", k, doc_ids).hits
-        by_id = {h.passage.id: h for h in [*second, *first]}
-        fused = reciprocal_rank_fusion([[h.passage.id for h in first], [h.passage.id for h in second]])
+        rankings = [self.retriever.search(standalone, k, doc_ids).hits]
+        if history:
+            # The rewrite may be poor with a small model: fuse it with the plain follow-up plus the last question.
+            rankings.append(self.retriever.search(f"{history[-1].question} {question}", k, doc_ids).hits)
+        for translated in self._translations(standalone, doc_ids, timings, cancel):
+            rankings.append(self.retriever.search(translated, k, doc_ids).hits)
+        if len(rankings) == 1:
+            return rankings[0]
+        by_id = {h.passage.id: h for ranking in reversed(rankings) for h in ranking}
+        fused = reciprocal_rank_fusion([[h.passage.id for h in ranking] for ranking in rankings])
         return [by_id[i] for i in sorted(fused, key=fused.__getitem__, reverse=True)]
+
+    def _reranked(self, standalone, hits, timings, cancel) -> list[SearchHit]:
+        """The hits as the model orders them, where it reranks (engine/rerank.py)."""
+        from . import rerank
+
+        if not hits or not rerank.wanted(self.settings.rerank, self.backend):
+            return hits
+        reordered, ms = rerank.rerank(self.backend, standalone, hits, cancel)
+        timings["rerank_ms"] = ms
+        return reordered
+
+    def _translations(self, standalone, doc_ids, timings, cancel) -> list[str]:
+        """The question in the library's other languages, where the model can translate it."""
+        from . import query_translation
+
+        if not query_translation.wanted(self.settings.translate_queries, self.backend):
+            return []
+        languages = self.library.document_languages(doc_ids)
+        found, ms = query_translation.translations(
+            self.backend, standalone, question_language(standalone), languages, cancel
+        )
+        if timings is not None and query_translation.other_languages(languages, question_language(standalone)):
+            timings["translate_ms"] = ms
+        return found
 
     def _page_hits(self, question: str, history: list[Turn], doc_ids: list[str] | None) -> list[SearchHit]:
         page = page_reference(question)

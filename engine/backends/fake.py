@@ -84,6 +84,8 @@ class FakeBackend:
         self._reasoning = reasoning  # streamed apart, before each reply (a server's reasoning_content)
         self.thinks = thinks  # a reply may begin inside its thinking (the template opened the tag)
         self.thinking_budget: int | None = None
+        self.judge: Callable[[list[dict]], float] | None = None  # reranking (yes_probability)
+        self.judged: list[list[dict]] = []
         self.requests: list[ChatRequest] = []
         self.warm_ups = 0  # real warm-ups: 1 after any number of warm_up() calls
         self.in_flight = self.most_in_flight = 0
@@ -121,6 +123,18 @@ class FakeBackend:
             if not self._warm:
                 self._warm = True
                 self.warm_ups += 1
+
+    def yes_probability(self, messages: list[dict]) -> float:
+        """A judge for reranking (engine/rerank.py): `judge(messages)` where the test gives one,
+        else the share of the question's words found in the passage."""
+        self.judged.append(messages)
+        if self.judge is not None:
+            return float(self.judge(messages))
+        asked = messages[-1]["content"]
+        question, _, passage = asked.partition("\n\nPassage:\n")
+        words = {w.lower() for w in re.findall(r"\w+", question.removeprefix("Question: "))}
+        found = {w.lower() for w in re.findall(r"\w+", passage)}
+        return len(words & found) / max(1, len(words))
 
     def count_tokens(self, text: str) -> int:
         self._check_open()

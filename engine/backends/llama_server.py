@@ -190,6 +190,7 @@ class LlamaServer(ManagedServer):
         if not settings.model.is_file():
             raise ModelNotFound(f"model file not found: {settings.model} (set [llm] model to a .gguf file)")
         executable = find_executable(settings.executable)
+        self.model_file = settings.model  # the GGUF it serves (engine/query_translation.py judges its size)
         self.plan = plan_server(settings, gpus)
         port = choose_port(settings.port)
         super().__init__(

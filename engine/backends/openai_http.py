@@ -226,6 +226,25 @@ class OpenAIBackend:
                 context.__exit__(None, None, None)
                 _complete_stats(request, tokens, started)
 
+    def yes_probability(self, messages: list[dict]) -> float:
+        """The model's P(yes) / P(yes or no) for its first token of a reply to `messages`, from the
+        server's top log-probabilities (engine/rerank.py); 0.5 where it gives none."""
+        from ..rerank import yes_share
+
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": 10,
+            "chat_template_kwargs": {"enable_thinking": False},  # a judgement, not a thought
+        }
+        with self._slots:
+            choice = (self._request("POST", "/v1/chat/completions", json=body).json().get("choices") or [{}])[0]
+        content = (choice.get("logprobs") or {}).get("content") or [{}]
+        return yes_share(content[0].get("top_logprobs") or [])
+
     def _payload(self, request: ChatRequest) -> dict:
         """The /v1/chat/completions body: the request's sampling, thinking as enable_thinking."""
         payload = {

@@ -75,6 +75,14 @@ class PassageReads:
         order = {doc_id: i for i, doc_id in enumerate(doc_ids)}
         return sorted((tuple(r) for r in rows), key=lambda r: order.get(r[1], 0))
 
+    def document_languages(self, doc_ids: list[str] | None = None) -> set[str]:
+        """The languages of the indexed documents (of `doc_ids` only, when given)."""
+        sql, params = "SELECT DISTINCT language FROM documents WHERE status = 'indexed'", []
+        if doc_ids:
+            sql += f" AND id IN ({','.join('?' * len(doc_ids))})"
+            params = list(doc_ids)
+        return {row[0] for row in self.conn.execute(sql, params) if row[0]}
+
     def document_tokens(self, doc_ids: list[str]) -> int:
         """The documents' text in tokens, as counted when they were cut into blocks."""
         if not doc_ids:

@@ -1,0 +1,82 @@
+"""The configured model as reranker: each of the top passages is judged by the model's probability
+that the answer to "does this passage help answer the question?" is yes, read from the first
+token's log-probabilities (OpenAI-compatible `logprobs`: llama-server, vLLM), several at once where
+the backend has parallel slots; the top passages are then reordered by it.
+
+No cross-encoder ships its weights on PyPI, so the reranker is the model DocDesk already runs.
+`[answers] rerank` is "auto" (on where the model runs on a GPU behind a server that gives
+log-probabilities: there a judgement is one prompt read and one token, a fraction of the answer's
+time), "on" or "off".
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from .backends import Backend
+from .retrieve import SearchHit
+
+TOP = 8  # the passages judged: those that can reach the context
+PASSAGE_CHARS = 1500  # of each passage shown to the judge
+YES = ("yes", "是", "是的")
+NO = ("no", "否", "不", "不是")
+
+
+def available(backend: Backend) -> bool:
+    return callable(getattr(backend, "yes_probability", None))
+
+
+def wanted(mode: str, backend: Backend) -> bool:
+    if mode == "off" or not available(backend):
+        return False
+    return mode == "on" or bool(getattr(backend, "on_gpu", False))
+
+
+def judge_messages(question: str, passage: str) -> list[dict]:
+    return [
+        {
+            "role": "system",
+            "content": "You judge search results. Answer with one word, yes or no: does the passage "
+            "contain information that helps answer the question?",
+        },
+        {"role": "user", "content": f"Question: {question}\n\nPassage:\n{passage[:PASSAGE_CHARS]}\n\nyes or no?"},
+    ]
+
+
+def yes_share(top_logprobs: list[dict]) -> float:
+    """P(yes) / (P(yes) + P(no)) from the first token's top log-probabilities; 0.5 when neither is there."""
+    import math
+
+    yes = no = 0.0
+    for entry in top_logprobs:
+        token = str(entry.get("token", "")).strip().lower()
+        p = math.exp(float(entry.get("logprob", -100)))
+        if token in YES:
+            yes += p
+        elif token in NO:
+            no += p
+    return yes / (yes + no) if yes + no > 0 else 0.5
+
+
+def rerank(
+    backend: Backend, question: str, hits: list[SearchHit], cancel: threading.Event | None = None
+) -> tuple[list[SearchHit], float]:
+    """`hits` with the first TOP reordered by the model's judgement (ties keep the search's order),
+    and the milliseconds it took."""
+    started = time.perf_counter()
+    head, tail = hits[:TOP], hits[TOP:]
+    if len(head) < 2:
+        return hits, 0.0
+
+    def judge(hit: SearchHit) -> float:
+        if cancel is not None and cancel.is_set():
+            return 0.5
+        return backend.yes_probability(judge_messages(question, hit.passage.text))
+
+    workers = max(1, min(backend.max_concurrency, len(head)))
+    with ThreadPoolExecutor(workers, thread_name_prefix="docdesk-rerank") as pool:
+        scores = list(pool.map(judge, head))
+    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+    return [head[i] for i in order] + tail, (time.perf_counter() - started) * 1000
