@@ -12,6 +12,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -201,6 +202,9 @@ def _send_pages(job: int, stream, send, budget: int) -> tuple[list[Page], int]:
 
 
 def _reader_main(jobs, results, parent_pid: int, ocr: bool) -> None:
+    # Ctrl-C in a terminal reaches the whole process group: the parent answers it (one line, and
+    # it stops this process), so here it is ignored rather than printed as a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(READER_NICENESS)
     except OSError:
@@ -215,8 +219,24 @@ def _reader_main(jobs, results, parent_pid: int, ocr: bool) -> None:
         os._exit(0)
 
     threading.Thread(target=watch_parent, daemon=True).start()
-    while (job := jobs.get()) is not None:
-        read_stream(*job, results.put, ocr=ocr)
+    try:
+        while (job := jobs.get()) is not None:
+            read_stream(*job, results.put, ocr=ocr)
+    except (KeyboardInterrupt, BrokenPipeError, EOFError):  # stopped by the parent, or it is gone
+        os._exit(1)
+
+
+def _stopped(code: int | None) -> str:
+    """Why the reader process is gone, in words: a signal by its name (SIGKILL is most often the
+    system out of memory, or someone's kill -9)."""
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory, or killed)" if name == "SIGKILL" else ""
+        return f"the reader process was stopped by {name}{hint} while it read this file"
+    return f"the reader process stopped (exit code {code}) while it read this file"
 
 
 class ReaderProcess:
@@ -242,8 +262,7 @@ class ReaderProcess:
                 return self._results.get(timeout=0.5)
             except queue.Empty:
                 if not self._process.is_alive():
-                    code = self._process.exitcode
-                    return Finished(job, error=f"could not be read: the reader process stopped (exit code {code})")
+                    return Finished(job, error=f"could not be read: {_stopped(self._process.exitcode)}")
 
     @property
     def alive(self) -> bool:
