@@ -60,6 +60,7 @@ class ModelsDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(COLUMNS - 1, QHeaderView.Stretch)
+        self.table.horizontalHeader().setStretchLastSection(True)  # the verdict gets the room left
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self._use_selected())
         layout = QVBoxLayout(self)
@@ -188,6 +189,8 @@ class ModelsDialog(QDialog):
     def verdict_words(self, verdict) -> str:
         """A verdict (engine/model_catalog.py), or the reason there is none, in the interface's language."""
         if isinstance(verdict, BaseException):
+            if describe(verdict).startswith("cannot reach"):  # offline, or behind a proxy: one short line
+                return self.tr("Unknown: the Hub cannot be reached from here")
             return self.tr("Unknown: %1").replace("%1", describe(verdict))
         gib = (f"{verdict.needed_bytes / GIB:.1f}", f"{verdict.available_bytes / GIB:.0f}")
         words = {

@@ -696,142 +696,147 @@
         <translation>在这台电脑上</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="77" />
+        <location filename="../models_dialog.py" line="78" />
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="87" />
+        <location filename="../models_dialog.py" line="88" />
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="88" />
+        <location filename="../models_dialog.py" line="89" />
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="89" />
+        <location filename="../models_dialog.py" line="90" />
         <source>Use a GGUF file I have…</source>
         <translation>使用我已有的 GGUF 文件…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="151" />
+        <location filename="../models_dialog.py" line="152" />
         <source>always</source>
         <translation>总是</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="151" />
+        <location filename="../models_dialog.py" line="152" />
         <source>on or off</source>
         <translation>可开可关</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="152" />
+        <location filename="../models_dialog.py" line="153" />
         <source>no</source>
         <translation>否</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="160" />
+        <location filename="../models_dialog.py" line="161" />
         <source>Reading its header…</source>
         <translation>正在读取文件头…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="177" />
+        <location filename="../models_dialog.py" line="178" />
         <source>%1 (%2 GiB)</source>
         <translation>%1（%2 GiB）</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="180" />
+        <location filename="../models_dialog.py" line="181" />
         <source>no GPU that llama.cpp can use here</source>
         <translation>这里没有 llama.cpp 能用的 GPU</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="183" />
+        <location filename="../models_dialog.py" line="184" />
         <source>This computer: %1; %2 GiB memory; memory bandwidth measured here: %3 GB/s.</source>
         <translation>这台电脑：%1；内存 %2 GiB；在此测得的内存带宽：%3 GB/s。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="191" />
+        <location filename="../models_dialog.py" line="194" />
         <source>Unknown: %1</source>
         <translation>未知：%1</translation>
     </message>
     <message>
         <location filename="../models_dialog.py" line="194" />
+        <source>Unknown: the Hub cannot be reached from here</source>
+        <translation>未知：这里无法连接 Hub</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="197" />
         <source>Fits: %1 tokens of context, %2 answers at once</source>
         <translation>可以运行：上下文 %1 个词元，可同时回答 %2 个问题</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="195" />
+        <location filename="../models_dialog.py" line="198" />
         <source>Fits with a short context: %1 tokens, one answer at a time</source>
         <translation>只能用较短的上下文：%1 个词元，一次回答一个问题</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="196" />
+        <location filename="../models_dialog.py" line="199" />
         <source>Does not fit: needs %3 GiB of GPU memory, the card has %4 GiB</source>
         <translation>放不下：需要 %3 GiB 显存，显卡只有 %4 GiB</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="197" />
+        <location filename="../models_dialog.py" line="200" />
         <source>CPU only: at most about %5 tokens/s</source>
         <translation>仅用 CPU：最多约每秒 %5 个词元</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="198" />
+        <location filename="../models_dialog.py" line="201" />
         <source>Does not fit: needs %3 GiB of memory, %4 GiB are free for it</source>
         <translation>放不下：需要 %3 GiB 内存，可用的只有 %4 GiB</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="228" />
+        <location filename="../models_dialog.py" line="231" />
         <source>Asking the Hub for %1…</source>
         <translation>正在向 Hub 查询 %1…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="246" />
+        <location filename="../models_dialog.py" line="249" />
         <source>Checking the file's sha256 against the Hub's…</source>
         <translation>正在将文件的 sha256 与 Hub 上的核对…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="247" />
+        <location filename="../models_dialog.py" line="250" />
         <source>%1 of %2 GB · %3 MB/s</source>
         <translation>%1 / %2 GB · %3 MB/s</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="251" />
+        <location filename="../models_dialog.py" line="254" />
         <source>%1 left</source>
         <translation>剩余 %1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="256" />
+        <location filename="../models_dialog.py" line="259" />
         <source>Downloaded and checked: %1</source>
         <translation>已下载并校验：%1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="262" />
+        <location filename="../models_dialog.py" line="265" />
         <source>Download cancelled; the part already downloaded is kept for next time.</source>
         <translation>下载已取消；已下载的部分会保留，下次接着下载。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="263" />
+        <location filename="../models_dialog.py" line="266" />
         <source>Download failed: %1</source>
         <translation>下载失败：%1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="283" />
+        <location filename="../models_dialog.py" line="286" />
         <source>DocDesk now uses %1.</source>
         <translation>DocDesk 现在使用 %1。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="286" />
+        <location filename="../models_dialog.py" line="289" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="301" />
+        <location filename="../models_dialog.py" line="304" />
         <source>DocDesk now uses %1: %2</source>
         <translation>DocDesk 现在使用 %1：%2</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="304" />
+        <location filename="../models_dialog.py" line="307" />
         <source>Not used: %1</source>
         <translation>未使用：%1</translation>
     </message>
