@@ -186,6 +186,24 @@ class FakeBackend:
             return script
         return script[min(number, len(script) - 1)]
 
+    def _timed(self, pieces: list[str], request: ChatRequest, started: float) -> Iterator[str]:
+        """Each token as a model writes it: the delay, the first token's time and the count kept;
+        it stops at max_tokens ("length") or a set cancel ("cancelled")."""
+        stats = request.stats
+        for token in pieces:
+            if stats.completion_tokens >= request.max_tokens:
+                stats.finish_reason = "length"
+                return
+            if self.token_delay:
+                time.sleep(self.token_delay)
+            if request.cancel.is_set():
+                stats.finish_reason = "cancelled"
+                return
+            if stats.completion_tokens == 0:
+                stats.ttft_ms = (time.perf_counter() - started) * 1000
+            stats.completion_tokens += 1
+            yield token
+
     def _stream(self, request: ChatRequest, number: int, started: float) -> Iterator[str]:
         stats = request.stats
         if self.error is not None:
@@ -199,34 +217,18 @@ class FakeBackend:
         scanner = StopScanner(list(request.stop))
         stats.finish_reason = "stop"  # the reply ran out: the model "ended its turn"
         if self._reasoning is not None and request.thinking is not False:
-            for token in tokens(self._scripted(self._reasoning, request, number)):
-                if stats.completion_tokens >= request.max_tokens:
-                    stats.finish_reason = "length"
-                    return
-                if request.cancel.is_set():
-                    stats.finish_reason = "cancelled"
-                    return
-                if stats.completion_tokens == 0:
-                    stats.ttft_ms = (time.perf_counter() - started) * 1000
-                stats.completion_tokens += 1
+            for token in self._timed(tokens(self._scripted(self._reasoning, request, number)), request, started):
                 stats.reasoning_tokens += 1
                 yield ReasoningPiece(token)
-        for token in tokens(self.reply_for(request, number)):
-            if stats.completion_tokens >= request.max_tokens:
-                stats.finish_reason = "length"
-                break
-            if self.token_delay:
-                time.sleep(self.token_delay)
-            if request.cancel.is_set():
-                stats.finish_reason = "cancelled"
+            if stats.finish_reason != "stop":
                 return
-            if stats.completion_tokens == 0:
-                stats.ttft_ms = (time.perf_counter() - started) * 1000
-            stats.completion_tokens += 1
+        for token in self._timed(tokens(self.reply_for(request, number)), request, started):
             text = scanner.feed(token.encode("utf-8"))
             if text:
                 yield text
             if scanner.stopped:
                 return
+        if stats.finish_reason == "cancelled":
+            return
         if rest := scanner.flush():
             yield rest
