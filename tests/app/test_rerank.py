@@ -83,7 +83,7 @@ def test_auto_reranks_only_on_a_gpu(library, embedder):
     assert backend.judged == []
 
 
-def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities():
+def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities(tmp_path):
     from engine.backends import LlmSettings, create_backend
     from engine.backends.llama_server import find_executable
     from engine.errors import BackendUnavailable
@@ -92,7 +92,7 @@ def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities():
         find_executable(None)
     except BackendUnavailable:
         pytest.skip("no llama-server: run `make llama-server`")
-    backend = create_backend(LlmSettings(backend="llama_server", slots=2, context=2048, threads=2))
+    backend = create_backend(LlmSettings(backend="llama_server", slots=2, context=2048, threads=2), log_dir=tmp_path)
     try:
         relevant = backend.yes_probability(rerank.judge_messages("What is the capital of France?", "Paris is the capital of France."))
         other = backend.yes_probability(rerank.judge_messages("What is the capital of France?", "Bananas are yellow."))
