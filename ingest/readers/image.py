@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
-from ..ocr import MAX_DECODE_PIXELS, ocr_image, ocr_tiles
+from ..ocr import MAX_DECODE_PIXELS, OcrPage, ocr_image, ocr_tiles
 from ..records import Page
 from . import image_decode
 from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
@@ -134,7 +134,10 @@ class ImageStream:
                     yield Page(number, "")
                     continue
                 image, wanted = image_decode.page_image(frame)
-                result = ocr_tiles(image) if wanted.tiled else ocr_image(image)
+                if image_decode.blank(image):
+                    result = OcrPage("")
+                else:
+                    result = ocr_tiles(image) if wanted.tiled else ocr_image(image)
                 del image
                 self.tally.add(number, result)
                 yield Page(number, result.text, page_ocr(result))
@@ -148,7 +151,10 @@ class ImageStream:
             return EmptyDocument(f"an image ({self.kind}) has text only through OCR, and OCR is off: {OCR_OFF_HINT}")
         pages = self.tally.pages
         where = "the image" if pages <= 1 else f"any of its {pages} pages"
-        return EmptyDocument(f"no text found by OCR on {where} ({self.kind}): is it a photo without printed text?")
+        unread = f" ({'; '.join(self._skipped)})" if self._skipped else ""
+        return EmptyDocument(
+            f"no text found by OCR on {where} ({self.kind}): is it a photo without printed text?{unread}"
+        )
 
 
 @register_reader("image")

@@ -109,6 +109,13 @@ def page_image(frame):
     return image, wanted
 
 
+def blank(image) -> bool:
+    """One colour all over: nothing for OCR to read (a blank page costs no OCR)."""
+    extrema = image.getextrema()
+    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
+    return all(low == high for low, high in bands)
+
+
 def _orientation(frame) -> int:
     try:
         return int(frame.getexif().get(0x0112) or 1)

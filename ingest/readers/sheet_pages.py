@@ -107,7 +107,7 @@ class SheetWriter:
             for i, cell in cells.items():
                 if len(cell) > MAX_CELL_CHARS:
                     self.warn(
-                        f"sheet {name}: a cell of {len(cell):,} characters (row {number}) is cut at {MAX_CELL_CHARS:,}"
+                        f"sheet {name}: a cell of more than {MAX_CELL_CHARS:,} characters (row {number}) is cut there"
                     )
                     cells[i] = cell[:MAX_CELL_CHARS]
             if cells:

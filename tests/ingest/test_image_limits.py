@@ -30,9 +30,14 @@ def _png_header(width: int, height: int) -> bytes:
 def _image(size: tuple[int, int], fmt: str = "PNG", more: list[tuple[int, int]] = ()) -> bytes:
     from PIL import Image
 
+    def page(side: tuple[int, int]):
+        image = Image.new("L", side, 255)
+        image.paste(0, (2, 2, side[0] // 2, 4))  # a mark: a blank page is not handed to OCR at all
+        return image
+
     buffer = io.BytesIO()
-    frames = [Image.new("L", s, 255) for s in more]
-    Image.new("L", size, 255).save(buffer, format=fmt, save_all=bool(frames), append_images=frames)
+    frames = [page(s) for s in more]
+    page(size).save(buffer, format=fmt, save_all=bool(frames), append_images=frames)
     return buffer.getvalue()
 
 
