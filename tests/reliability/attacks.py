@@ -14,6 +14,9 @@ They live in four modules by what they attack; importing them registers them, in
 - attacks_files, attacks_text: billion laughs and XXE, PDF reference loops, many pages, symlink
   loops, FIFOs, names that are not UTF-8 (5), zip bombs (6), huge texts and lines (7), what readers
   gave up on (8), wrong reasons and titles (10)
+- attacks_declared (issue 32, ingest side): small files that declare huge work (image sizes and
+  frames, endless sheets, ODS repeats, EPUB spine repeats, CSV fields and columns), tall images,
+  odd image sizes and sample formats, the reader process killed or interrupted, renames
 - attacks_service (issue 32): ids and paths that are not ids through the CLI, `serve` and MCP, a
   50 MB JSON-RPC line, 1,100 half-open connections under a 1,024 open-file limit, `Origin: null`
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 from tests.reliability import (
     attacks_cache,
     attacks_crash,
+    attacks_declared,
     attacks_disk,
     attacks_files,
     attacks_service,
@@ -34,7 +38,15 @@ from tests.reliability import (
 )
 from tests.reliability.harness import ATTACKS, Attack
 
-MODULES = (attacks_crash, attacks_cache, attacks_disk, attacks_files, attacks_text, attacks_service)
+MODULES = (
+    attacks_crash,
+    attacks_cache,
+    attacks_disk,
+    attacks_files,
+    attacks_text,
+    attacks_declared,
+    attacks_service,
+)
 COVERED_ELSEWHERE = {
     "11: native model crash during an answer": "tests/app/test_crash_report.py (a real SIGSEGV inside generation)",
 }
