@@ -9,8 +9,8 @@ Here, uvicorn's own HTTP protocol (h11) is kept and told two things more:
 - a request head must be whole within HEAD_TIMEOUT_S of the connection opening, or of the last
   response on it plus uvicorn's keep-alive: counted from then, not from the last byte, so a
   client that trickles a byte at a time is closed as one that sends nothing;
-- at most `max_connections` are open (below the open-file limit, with room for what a burst of
-  accepts takes before any is seen); past that, the connection that has waited longest for its
+- at most `max_connections` are open (half the open-file limit at most, with room for what
+  bursts of accepts take before any is seen); past that, the connection that has waited longest for its
   head, or is slowest to send its body, is closed to make room, so the newest always gets in.
 
 A connection whose request is whole (being answered, or queued by app/serve/admission.py, which
@@ -31,7 +31,8 @@ HEAD_TIMEOUT_S = 10.0  # a whole request head within this, counted from the conn
 KEEP_ALIVE_S = 30.0  # an idle keep-alive connection is closed after this (uvicorn's timeout_keep_alive)
 MAX_HEAD_BYTES = 16 * 1024  # a request head beyond this is a 400 (h11's max_incomplete_event_size)
 MAX_CONNECTIONS = 1000
-FD_RESERVE = 256  # open files kept for the library, the model, logs and one burst of accepts
+FD_RESERVE = 256  # open files kept at least for the library, the model, logs and bursts of accepts
+BACKLOG = 128  # connections asyncio accepts at once (and the kernel's queue of them)
 
 
 def connection_limit(wanted: int = MAX_CONNECTIONS) -> int:
@@ -39,7 +40,10 @@ def connection_limit(wanted: int = MAX_CONNECTIONS) -> int:
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return wanted
-    return min(wanted, max(16, soft - FD_RESERVE))
+    # asyncio accepts a batch (up to the backlog) and may accept another before it hands the first
+    # to the protocol, so connections may pass the cap by a few batches before any is closed:
+    # half the files, or all but FD_RESERVE where that is fewer, are left for those and the rest.
+    return min(wanted, max(16, min(soft - FD_RESERVE, soft // 2)))
 
 
 class GuardedH11(H11Protocol):

@@ -45,7 +45,7 @@ def base_url(settings: ServeSettings, sock: socket.socket | None = None) -> str:
 def _server(desk, settings: ServeSettings, slots: int):
     import uvicorn
 
-    from .guard import KEEP_ALIVE_S, MAX_HEAD_BYTES, connection_limit, guarded_protocol
+    from .guard import BACKLOG, KEEP_ALIVE_S, MAX_HEAD_BYTES, connection_limit, guarded_protocol
     from .openai_api import create_app
 
     config = uvicorn.Config(
@@ -61,7 +61,7 @@ def _server(desk, settings: ServeSettings, slots: int):
         http=guarded_protocol(connection_limit()),
         timeout_keep_alive=KEEP_ALIVE_S,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-        backlog=128,  # asyncio accepts up to this many at once before any is seen: within the fd reserve
+        backlog=BACKLOG,  # asyncio accepts up to this many at once before any is seen: within the fd reserve
     )
 
     class Server(uvicorn.Server):
