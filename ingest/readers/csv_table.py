@@ -27,6 +27,7 @@ _MIN_REGULAR_SHARE = 0.6
 # csv's own limit on one field is 128 KB: past it a table was read as plain text, all of it. Up to
 # this a field is parsed and then cut (sheet_pages.MAX_CELL_CHARS).
 FIELD_LIMIT = 256 * 1024 * 1024
+_WIDE_CELLS = 1_000  # delimiters in a first row longer than the sample that make it a table row
 
 
 @register_reader("csv")
@@ -55,6 +56,8 @@ def _dialect(text: str, tab_separated: bool) -> dict | None:
     sample = text[:_SNIFF_CHARS]
     if len(text) > _SNIFF_CHARS and "\n" in sample:
         sample = sample[: sample.rindex("\n")]  # a cut row would sniff as another shape
+    elif len(text) > _SNIFF_CHARS:
+        return _wide_dialect(sample, tab_separated)
     if tab_separated:
         dialect = {"delimiter": "\t"}
     else:
@@ -70,6 +73,14 @@ def _dialect(text: str, tab_separated: bool) -> dict | None:
             "skipinitialspace": sniffed.skipinitialspace,
         }
     return dialect if _is_tabular(sample, dialect) else None
+
+
+def _wide_dialect(sample: str, tab_separated: bool) -> dict | None:
+    """A first row longer than the sniffer's sample (a million columns): a table when one
+    delimiter splits it into many cells; its columns are then capped like any sheet's."""
+    counts = {d: sample.count(d) for d in ("\t",) if tab_separated} or {d: sample.count(d) for d in _DELIMITERS}
+    delimiter, count = max(counts.items(), key=lambda item: item[1])
+    return {"delimiter": delimiter} if count >= _WIDE_CELLS else None
 
 
 def _is_tabular(sample: str, dialect: dict) -> bool:
