@@ -182,6 +182,13 @@ def test_a_csv_field_of_megabytes_is_cut_and_the_table_kept(tmp_path):
     assert any("a cell of more than 32,767 characters (row 3)" in w for w in result.warnings)
 
 
+def test_a_csv_of_a_million_columns_is_a_table_capped_at_xfd(tmp_path):
+    result = read_document(build.wide_csv(tmp_path / "wide.csv", 3, 100_000))
+    text = "\n".join(p.text for p in result.pages)
+    assert result.format == "csv" and text.count("v0: v1") == 16_384  # the header names them; XFD is the last
+    assert "cells right of column XFD are left out" in " ".join(result.warnings)
+
+
 def test_the_text_budget_grows_with_the_size_on_disk():
     assert text_budget(500) == FLOOR_CHARS
     assert text_budget(1_000_000) == 100_000_000
