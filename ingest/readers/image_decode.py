@@ -2,7 +2,7 @@
 
 - Size: a side under MIN_SIDE pixels holds no text (1 x 1, or a 1 x 60,000 line of pixels):
   refused with that reason. A frame whose decoded pixels would take more than
-  MAX_DECODE_BYTES (mode-aware: an RGBA pixel is 4 bytes, a 16-bit one 2, a float 4) is refused
+  MAX_DECODE_BYTES (mode-aware: an RGBA pixel is 4 bytes, a 16-bit one 6 with its 32-bit copy) is refused
   with its size; a JPEG is decoded reduced (draft mode: 1/2 to 1/8) and counted at that size.
 - Scale: a page is shrunk to what OCR needs at most (ingest.ocr's MAX_SIDE and MAX_PIXELS). A
   tall or wide image (a scrolling screenshot, a receipt) is not shrunk below a legible scale:
@@ -26,7 +26,8 @@ MAX_TILED_PIXELS = 64_000_000  # a tall image read in tiles: at most this many p
 TALL = 2.0  # long side / short side past which an image is read in tiles rather than shrunk whole
 # Bytes a decoded pixel takes in each mode, with the copy a conversion makes where one is needed
 # before reducing (a palette image is expanded to RGB or RGBA first).
-_BYTES = {"1": 2, "L": 1, "P": 5, "LA": 4, "PA": 5, "RGB": 4, "RGBA": 4, "CMYK": 4, "YCbCr": 4, "I": 4, "F": 4}
+_BYTES = {"1": 2, "L": 1, "P": 5, "LA": 4, "PA": 5, "RGB": 4, "RGBA": 4, "CMYK": 7, "YCbCr": 7, "I": 4, "F": 4}
+_SIXTEEN_BIT = 6  # I;16 is expanded to 32-bit I before it is reduced
 # WebP's animation decoder hands each frame over as a buffer and Pillow copies it: twice the canvas.
 _FORMAT_FACTOR = {"WEBP": 2}
 _ORIENT = {
@@ -71,7 +72,7 @@ def size_problem(size: tuple[int, int], what: str = "the image") -> str:
 def decode_problem(frame, what: str = "the image") -> str:
     """Why `frame` (opened, not decoded) is not decoded: its size in memory, or ""."""
     width, height = frame.size
-    per_pixel = _BYTES.get(frame.mode, 2 if frame.mode.startswith("I;16") else 4)
+    per_pixel = _BYTES.get(frame.mode, _SIXTEEN_BIT if frame.mode.startswith("I;16") else 4)
     cost = width * height * per_pixel * _FORMAT_FACTOR.get(frame.format or "", 1)
     if cost <= MAX_DECODE_BYTES:
         return ""
