@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.backends.base import GenerationStats
 from engine.retrieve import HybridRetriever, SearchResult
-from ingest.embedding import SentenceTransformerEmbedder
+from ingest.embedding import Embedder, make_embedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.records import Page, PageOcr
@@ -57,9 +57,9 @@ class DocDesk:
         return Library(self.settings.library)
 
     @cached_property
-    def embedder(self) -> SentenceTransformerEmbedder:
+    def embedder(self) -> Embedder:
         # Cheap: the model itself loads on the first encode.
-        return SentenceTransformerEmbedder(
+        return make_embedder(
             self.settings.embedding_model, self.settings.embedding_batch_size, self.settings.embedding_multilingual
         )
 
