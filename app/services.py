@@ -38,19 +38,29 @@ class DocDesk:
         self.crash_guard = crash_guard or CrashGuard()
         self._backend = None
         self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
+        self._one_model_lock = threading.Lock()
 
-    def _one_embedding_model(self, on_progress=None) -> None:
+    def _one_embedding_model(self, on_progress=None, cancel: threading.Event | None = None) -> int:
         """Re-embed what another model embedded, so vectors of two models are never searched
-        together; the documents are scanned again only after the library changed."""
-        if self._one_model_at == self.library.version():
-            return
-        if self.library.read_only:  # re-embedding writes: a read-only library is searched as it is
-            if self.library.meta("embedding_model") not in (None, self.embedder.name):
-                log.warning("read-only library embedded with another model: only keyword search finds its passages")
-            self._one_model_at = self.library.version()
-            return
-        self.ingestor(on_progress).reembed_stale()
-        self._one_model_at = self.library.version()
+        together; the documents are scanned again only after the library changed. One thread at a
+        time: a question asked while the window re-embeds waits for it. Returns how many."""
+        with self._one_model_lock:
+            if self._one_model_at == self.library.version():
+                return 0
+            if self.library.read_only:  # re-embedding writes: a read-only library is searched as it is
+                if self.library.meta("embedding_model") not in (None, self.embedder.name):
+                    log.warning("read-only library embedded with another model: only keyword search finds its passages")
+                self._one_model_at = self.library.version()
+                return 0
+            count = self.ingestor(on_progress, cancel).reembed_stale()
+            if not (cancel and cancel.is_set()):
+                self._one_model_at = self.library.version()
+            return count
+
+    def reembed(self, on_progress=None, cancel: threading.Event | None = None) -> int:
+        """Re-embed now, with progress, what another model embedded (a library made before the
+        default embedder changed, or before the setting did): the window does it when it opens."""
+        return self._one_embedding_model(on_progress, cancel)
 
     @cached_property
     def library(self) -> Library:

@@ -71,6 +71,7 @@ class LibraryController(QObject):
             "writing": self.tr("writing"),
             "hashing": self.tr("checking"),
         }
+        self._labels["reembedding"] = self._labels["embedding"]  # a document another model embedded
 
     # -- the list -------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -138,6 +139,18 @@ class LibraryController(QObject):
         self.status.showMessage(self.tr("Adding %1 item(s)…").replace("%1", str(len(paths))), 4000)
         self._ingest(Op(self.workers, "ingest", "add", work))
         QTimer.singleShot(300, self.refresh)  # queued rows appear while the first file is read
+
+    def reembed(self) -> None:
+        """Documents another embedding model embedded (the library predates the default, or the
+        setting changed) are embedded again now, each row saying so while it is, not silently at
+        the first question (which waits for this)."""
+        op = Op(self.workers, "ingest", "re-embed", lambda ctx: self.desk.reembed(ctx.progress, ctx.cancel))
+        op.progress(self._progress, final=lambda e: e.files_done == e.files_total)
+        op.success(self._reembedded).failure(self._ingest_failed).run()
+
+    def _reembedded(self, _count: int) -> None:
+        self.pane.clear_progress()
+        self.refresh()
 
     def sync(self) -> None:
         self._ingest(Op(self.workers, "ingest", "sync", lambda ctx: self.desk.sync(cancel=ctx.cancel)))

@@ -55,6 +55,7 @@ class MainWindow(QMainWindow):
         self._restored = False
         self._place()
         self.library.refresh()
+        self.library.reembed()  # a library another embedding model made: again, with progress in its rows
         self.chat.refresh_chats()
         self.library.watch()
         self.serve.apply(self.desk.settings.serve)

@@ -86,3 +86,18 @@ def test_cli_reembeds_an_old_library_with_progress_and_back_when_minilm_is_chose
     library = Library(home)
     assert library.meta("embedding_model") == BUNDLED_MODEL
     library.close()
+
+
+def test_the_facade_reembeds_once_with_progress_for_the_window(tmp_path):
+    from app.services import DocDesk
+    from app.settings import load_settings
+
+    library = Library(tmp_path / "lib")
+    Ingestor(library, SentenceTransformerEmbedder()).add(GUIDES)
+    library.close()
+    desk = DocDesk(load_settings(tmp_path / "none.toml", library=str(tmp_path / "lib")))
+    events = []
+    assert desk.reembed(events.append) == 2  # what the window runs when it opens, on its ingest worker
+    assert [(e.files_done, e.files_total) for e in events if e.stage == "reembedding"][-1] == (2, 2)
+    assert desk.reembed(events.append) == 0  # done once; a question asked meanwhile would have waited
+    assert desk.search("加密的 PDF 怎么添加？").hits
