@@ -15,6 +15,7 @@ import queue
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -239,6 +240,19 @@ def _stopped(code: int | None) -> str:
     return f"the reader process stopped (exit code {code}) while it read this file"
 
 
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while the child is started (the main thread only: signals live there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class ReaderProcess:
     """Owns the child; `submit` jobs, then `next_message` until each job's Finished. `ocr`: as
     in read_stream, for every job."""
@@ -250,7 +264,8 @@ class ReaderProcess:
         self._process = context.Process(
             target=_reader_main, args=(self._jobs, self._results, os.getpid(), ocr), daemon=True, name="docdesk-reader"
         )
-        self._process.start()
+        with _sigint_ignored():  # inherited through exec: Ctrl-C never reaches the child, even as it starts
+            self._process.start()
 
     def submit(self, job: int, path: str, password: str | None) -> None:
         self._jobs.put((job, path, password))
