@@ -20,6 +20,7 @@ Pillow refuses too.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,8 +69,13 @@ def _open(data: bytes):
         image_decode.draft(image)
         if not reason:
             reason, kind = _frame_problem(image, "the image")
-    except Image.DecompressionBombError as exc:  # past Pillow's own global limit
-        raise OversizedDocument(f"image too large to read ({exc})") from exc
+    except Image.DecompressionBombError as exc:  # past Pillow's own global limit, refused on opening
+        declared = re.search(r"\((\d+) pixels\)", str(exc))
+        size = f"{int(declared.group(1)) / 1e6:,.0f} MP" if declared else "more pixels"
+        raise OversizedDocument(
+            f"image too large to read: the image declares {size}, more than the {MAX_DECODE_PIXELS / 1e6:,.0f} MP "
+            "DocDesk decodes (a decompression bomb?)"
+        ) from exc
     except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, SyntaxError ...
         raise DamagedDocument(f"damaged or unsupported image: {type(exc).__name__}: {exc}") from exc
     if reason:
