@@ -45,7 +45,7 @@ def log_dir() -> Path:
 @dataclass
 class Settings:
     library: Path = field(default_factory=default_library)
-    embedding_model: str | None = None  # None: the bundled all-MiniLM-L6-v2
+    embedding_model: str | None = None  # None: the bundled default, all-MiniLM-L6-v2 with the multilingual USE
     embedding_batch_size: int = 8
     embedding_multilingual: bool = False  # the bundled model is English-only
     llm: LlmSettings = field(default_factory=LlmSettings)

@@ -168,7 +168,7 @@ class SettingsDialog(QDialog):
         lform = QFormLayout(library)
         self.library_path = QLineEdit(str(self.settings.library))
         self.embedding = QLineEdit(self.settings.embedding_model or "")
-        self.embedding.setPlaceholderText(self.tr("bundled all-MiniLM-L6-v2"))
+        self.embedding.setPlaceholderText(self.tr("bundled: MiniLM with the multilingual USE"))
         self.language = QComboBox()
         for key, label in LANGUAGES:
             self.language.addItem(label, key)

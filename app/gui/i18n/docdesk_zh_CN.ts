@@ -301,72 +301,72 @@
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="108" />
+        <location filename="../library_controller.py" line="109" />
         <source>%1 documents · %2 passages</source>
         <translation>%1 个文档 · %2 个段落</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="112" />
+        <location filename="../library_controller.py" line="113" />
         <source>read-only</source>
         <translation>只读</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="114" />
+        <location filename="../library_controller.py" line="115" />
         <source>The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.</source>
         <translation>文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="129" />
+        <location filename="../library_controller.py" line="130" />
         <source>building the search index…</source>
         <translation>正在建立搜索索引…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="130" />
+        <location filename="../library_controller.py" line="131" />
         <source>building the search index: %1%</source>
         <translation>正在建立搜索索引：%1%</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="138" />
+        <location filename="../library_controller.py" line="139" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="168" />
+        <location filename="../library_controller.py" line="181" />
         <source>OCR p. %1/%2</source>
         <translation>OCR 第 %1/%2 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="170" />
+        <location filename="../library_controller.py" line="183" />
         <source>OCR p. %1</source>
         <translation>OCR 第 %1 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="172" />
+        <location filename="../library_controller.py" line="185" />
         <source>reading %1/%2 p.</source>
         <translation>读取第 %1/%2 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="176" />
+        <location filename="../library_controller.py" line="189" />
         <source>embedding %1/%2</source>
         <translation>嵌入 %1/%2</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="189" />
+        <location filename="../library_controller.py" line="202" />
         <source>Files are missing from %1: its documents are kept (unmounted?)</source>
         <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="193" />
+        <location filename="../library_controller.py" line="206" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="195" />
+        <location filename="../library_controller.py" line="208" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="201" />
+        <location filename="../library_controller.py" line="214" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>
@@ -464,191 +464,191 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="132" />
+        <location filename="../main_window.py" line="133" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="127" />
+        <location filename="../main_window.py" line="128" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="126" />
-        <location filename="../main_window.py" line="194" />
+        <location filename="../main_window.py" line="127" />
+        <location filename="../main_window.py" line="195" />
         <source>Add documents…</source>
         <translation>添加文档…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="128" />
+        <location filename="../main_window.py" line="129" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="130" />
+        <location filename="../main_window.py" line="131" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="142" />
-        <location filename="../main_window.py" line="192" />
+        <location filename="../main_window.py" line="143" />
+        <location filename="../main_window.py" line="193" />
         <source>Filter documents</source>
         <translation>筛选文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="143" />
+        <location filename="../main_window.py" line="144" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="145" />
+        <location filename="../main_window.py" line="146" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="148" />
+        <location filename="../main_window.py" line="149" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150" />
+        <location filename="../main_window.py" line="151" />
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151" />
+        <location filename="../main_window.py" line="152" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="152" />
+        <location filename="../main_window.py" line="153" />
         <source>Ask a question</source>
         <translation>提问</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="153" />
-        <location filename="../main_window.py" line="199" />
+        <location filename="../main_window.py" line="154" />
+        <location filename="../main_window.py" line="200" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="156" />
+        <location filename="../main_window.py" line="157" />
         <source>Doctor's report</source>
         <translation>诊断报告</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="157" />
-        <location filename="../main_window.py" line="310" />
+        <location filename="../main_window.py" line="158" />
+        <location filename="../main_window.py" line="311" />
         <source>About DocDesk</source>
         <translation>关于 DocDesk</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="158" />
+        <location filename="../main_window.py" line="159" />
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="171" />
+        <location filename="../main_window.py" line="172" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172" />
+        <location filename="../main_window.py" line="173" />
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="173" />
+        <location filename="../main_window.py" line="174" />
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="193" />
+        <location filename="../main_window.py" line="194" />
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="195" />
+        <location filename="../main_window.py" line="196" />
         <source>Chats</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196" />
+        <location filename="../main_window.py" line="197" />
         <source>Conversation</source>
         <translation>对话内容</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197" />
+        <location filename="../main_window.py" line="198" />
         <source>Question</source>
         <translation>问题</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="198" />
+        <location filename="../main_window.py" line="199" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="200" />
+        <location filename="../main_window.py" line="201" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201" />
+        <location filename="../main_window.py" line="202" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202" />
+        <location filename="../main_window.py" line="203" />
         <source>Engine status</source>
         <translation>引擎状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203" />
+        <location filename="../main_window.py" line="204" />
         <source>Library status</source>
         <translation>文档库状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="250" />
+        <location filename="../main_window.py" line="251" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="253" />
+        <location filename="../main_window.py" line="254" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="291" />
+        <location filename="../main_window.py" line="292" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="293" />
+        <location filename="../main_window.py" line="294" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="309" />
+        <location filename="../main_window.py" line="310" />
         <source>DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.</source>
         <translation>DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="319" />
+        <location filename="../main_window.py" line="320" />
         <source>Select a document first</source>
         <translation>请先选择文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="330" />
+        <location filename="../main_window.py" line="331" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="348" />
+        <location filename="../main_window.py" line="349" />
         <source>DocDesk could not start again: start it yourself.</source>
         <translation>DocDesk 无法自动重启：请手动启动。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="352" />
+        <location filename="../main_window.py" line="353" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -963,11 +963,6 @@
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="171" />
-        <source>bundled all-MiniLM-L6-v2</source>
-        <translation>自带 all-MiniLM-L6-v2</translation>
-    </message>
-    <message>
         <location filename="../settings_dialog.py" line="176" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
@@ -1006,6 +1001,11 @@
         <location filename="../settings_dialog.py" line="93" />
         <source>Get a model that fits this computer, or use a GGUF file you have</source>
         <translation>获取适合这台电脑的模型，或使用你已有的 GGUF 文件</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="171" />
+        <source>bundled: MiniLM with the multilingual USE</source>
+        <translation>内置：MiniLM 与多语言 USE</translation>
     </message>
     <message>
         <location filename="../settings_dialog.py" line="179" />

@@ -250,6 +250,7 @@ ZH = {
     "Thoughts": "思考过程",
     "The selected documents fit: the model read them whole.": "所选文档放得下：模型读取了完整文档。",
     "Unknown: the Hub cannot be reached from here": "未知：这里无法连接 Hub",
+    "bundled: MiniLM with the multilingual USE": "内置：MiniLM 与多语言 USE",
 }
 
 # The backends' labels and help (engine/backends/registry.py), context "Backends": not in the
