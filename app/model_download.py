@@ -113,7 +113,9 @@ def download(
     env.pop("TRANSFORMERS_OFFLINE", None)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "app.model_download", entry.repo, entry.file, str(target), entry.sha256]
+    # The packaged app has no `python -m`: its entry point runs the child on CHILD_FLAG.
+    child_of = [sys.executable, CHILD_FLAG] if getattr(sys, "frozen", False) else [sys.executable, "-m", __name__]
+    command = [*child_of, entry.repo, entry.file, str(target), entry.sha256]
     import queue
     import subprocess
 
@@ -255,6 +257,17 @@ def fetch(repo: str, filename: str, target: Path, expected_sha256: str = "", rev
     return target
 
 
+CHILD_FLAG = "--docdesk-model-download"  # packaging/docdesk_main.py: this process is a download child
+
+
+def child_main(argv: list[str]) -> int:
+    """The download child's whole life (also the packaged app's, started with CHILD_FLAG)."""
+    try:
+        return _child(argv)
+    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or the parent is gone: the partial file stays
+        return 130
+
+
 def _child(argv: list[str]) -> int:
     repo, filename, target, expected = argv[:4]
     try:
@@ -273,7 +286,4 @@ def _child(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(_child(sys.argv[1:]))
-    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C, or the parent is gone: the partial file stays
-        sys.exit(130)
+    sys.exit(child_main(sys.argv[1:]))
