@@ -13,6 +13,8 @@ from ingest.keywords import affordable_tokens, query_tokens
 from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 
+from . import bilingual_keywords
+
 _CJK = re.compile(f"[{CJK_RANGES}]")
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
 CANDIDATES = 50
@@ -85,9 +87,13 @@ def timed(timings: dict[str, float], name: str, work, *args):
 
 
 class HybridRetriever:
-    def __init__(self, library: Library, embedder: Embedder, vectors: VectorIndex | None = None) -> None:
+    def __init__(
+        self, library: Library, embedder: Embedder, vectors: VectorIndex | None = None, cross_language: bool = True
+    ) -> None:
         self.library = library
         self.embedder = embedder
+        # A Chinese question's keywords also find English passages (engine/bilingual_keywords.py).
+        self.cross_language = cross_language
         # The library's dense index: the façade hands its own, shared with the ingestor.
         self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
         self._keyword_worker: ThreadPoolExecutor | None = None  # made at the first search
@@ -101,7 +107,10 @@ class HybridRetriever:
 
     def keyword_candidates(self, query: str, k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
         """(passage id, bm25) best first. Across the whole library a query keeps only the words it
-        can afford to rank (ingest.keywords.POSTING_BUDGET); within a few documents, all of them."""
+        can afford to rank (ingest.keywords.POSTING_BUDGET); within a few documents, all of them.
+        A Chinese question is matched in Chinese and, through a dictionary, in English."""
+        if self.cross_language and bilingual_keywords.wanted(query):
+            return bilingual_keywords.rank(self.library, query, k, doc_ids)
         tokens = query_tokens(query)
         if tokens and not doc_ids:
             tokens = affordable_tokens(tokens, self.library.keyword_passage_counts(tokens))

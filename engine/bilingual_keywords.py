@@ -1,0 +1,138 @@
+"""Keyword search for a Chinese question across Chinese and English passages alike.
+
+FTS5 matches a Chinese question's character bigrams, so keyword search used to rank Chinese
+passages only and a Chinese reader of English documents got only the dense channel's
+cross-language matches. Here the question is cut into words (engine/zh_en_dictionary.py); each
+word is a *concept* that a passage matches either by containing the word itself or any of its
+dictionary English words (所有权: ownership, possession, property, rights…, with simple inflections).
+Every candidate passage, of either language, is scored the same way, BM25-like: per concept the
+best of its forms (idf times saturated term frequency), summed, with passage length counted in
+words on both sides (a Chinese word taken as 1.5 characters) so neither language is favoured.
+Treating a word's translations as one concept keeps a word with many senses from outweighing one
+with a single sense (Pirkola's structured queries).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ingest.keywords import affordable_tokens, query_tokens
+from ingest.store.library import Library
+
+from . import zh_en_dictionary as dictionary
+
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[a-z0-9]+")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
+CANDIDATES = 300  # of each kind (English forms, the question's own tokens) scored per question
+AVERAGE_WORDS = 300  # the passage length BM25's length normalisation is relative to
+K1, B = 1.2, 0.75
+SINGLE_CHARACTER_WEIGHT = 0.5  # a one-character word is ambiguous; it counts half
+
+
+@dataclass(frozen=True)
+class Concept:
+    label: str
+    native: str | None  # the Chinese word as a passage would contain it; None for a Latin word
+    forms: frozenset[str]  # lower-case English words that also match it
+    weight: float
+
+
+def wanted(question: str) -> bool:
+    return bool(_HAN.search(question)) and dictionary.available()
+
+
+def inflections(word: str) -> set[str]:
+    """The word and the simple English inflections a passage may use (rules, ruled, ruling)."""
+    forms = {word, word + "s", word + "es", word + "ed", word + "ing"}
+    if word.endswith("e"):
+        forms |= {word + "d", word[:-1] + "ing"}
+    if word.endswith("y"):
+        forms.add(word[:-1] + "ies")
+    return forms
+
+
+def _han_words(run: str) -> list[tuple[str, bool]]:
+    """(word, in the dictionary) for a run of Han characters; characters the dictionary does not
+    know stay together as one word (a name, a new term), matched as written."""
+    words: list[tuple[str, bool]] = []
+    for piece in dictionary.segment(run):
+        is_known = dictionary.known(piece) and (len(piece) > 1 or piece not in dictionary.FUNCTION_WORDS)
+        if not is_known and piece not in dictionary.FUNCTION_WORDS and words and not words[-1][1]:
+            words[-1] = (words[-1][0] + piece, False)
+        else:
+            words.append((piece, is_known))
+    return [(w, k) for w, k in words if w not in dictionary.FUNCTION_WORDS]
+
+
+def concepts(question: str) -> list[Concept]:
+    found: list[Concept] = []
+    for run in _HAN_RUN.findall(question):
+        for word, is_known in _han_words(run):
+            english = dictionary.english_words(word) if is_known else frozenset()
+            forms = frozenset(f for w in english for f in inflections(w))
+            weight = 1.0 if len(word) > 1 else SINGLE_CHARACTER_WEIGHT
+            found.append(Concept(word, word, forms, weight))
+    for word in _LATIN_WORD.findall(question):
+        found.append(Concept(word, None, frozenset(inflections(word.lower())), 1.0))
+    return found
+
+
+def _idf(total: int, having: int) -> float:
+    return math.log(1 + (total - having + 0.5) / (having + 0.5))
+
+
+def _saturated(count: int, norm: float) -> float:
+    return count * (K1 + 1) / (count + norm)
+
+
+def rank(library: Library, question: str, k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
+    """(passage id, score) best first, Chinese and English passages scored alike."""
+    found = concepts(question)
+    if not found:
+        return []
+    forms = sorted({f for c in found for f in c.forms})
+    total, having = library.keyword_document_counts(forms)
+    present = [f for f in forms if having.get(f)]
+    if not doc_ids:  # a common word costs every passage it appears in (ingest.keywords.POSTING_BUDGET)
+        present = affordable_tokens(present, having)
+    own = query_tokens(question)
+    if own and not doc_ids:
+        own = affordable_tokens(own, library.keyword_passage_counts(own))
+    candidates = [i for i, _ in library.keyword_search(present, CANDIDATES, doc_ids)]
+    candidates += [i for i, _ in library.keyword_search(own, CANDIDATES, doc_ids)]
+    rows = library.passages(dict.fromkeys(candidates))
+    form_idf = {f: _idf(total, having[f]) for f in present}
+    native_idf = {c.native: _idf(total, _native_count(library, c.native)) for c in found if c.native}
+    scored = []
+    for passage_id, row in rows.items():
+        lower = row.text.lower()
+        latin = _LATIN.findall(lower)
+        length = len(latin) + len(_HAN.findall(row.text)) / 1.5
+        norm = K1 * (1 - B + B * length / AVERAGE_WORDS)
+        counts: dict[str, int] = {}
+        for word in latin:
+            if word in form_idf:
+                counts[word] = counts.get(word, 0) + 1
+        score = 0.0
+        for concept in found:
+            best = 0.0
+            if concept.native and (n := lower.count(concept.native)):
+                best = native_idf[concept.native] * _saturated(n, norm)
+            for form in concept.forms & counts.keys():
+                best = max(best, form_idf[form] * _saturated(counts[form], norm))
+            score += concept.weight * best
+        if score > 0:
+            scored.append((passage_id, score))
+    scored.sort(key=lambda pair: -pair[1])
+    return scored[:k]
+
+
+def _native_count(library: Library, word: str) -> int:
+    """Passages holding a Chinese word, estimated from the index: its rarest bigram's count."""
+    tokens = query_tokens(word) if len(word) > 1 else [word]
+    counts = library.keyword_passage_counts(tokens)
+    return min(counts.values()) if counts else 0

@@ -1,0 +1,95 @@
+"""A Chinese question's keywords find English passages (CC-CEDICT) and Chinese ones alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import bilingual_keywords, zh_en_dictionary
+from engine.retrieve import HybridRetriever
+
+pytestmark = pytest.mark.models
+
+RUST_BOOK = Path(__file__).resolve().parents[1] / "eval" / "data" / "rust-book"
+
+
+def test_a_run_is_cut_into_the_words_a_reader_sees():
+    assert zh_en_dictionary.segment("堆上分配内存") == ["堆", "上", "分配", "内存"]
+    assert zh_en_dictionary.segment("长文档摘要是") == ["长", "文档", "摘要", "是"]
+
+
+def test_a_word_reads_as_its_computing_or_common_senses():
+    assert "stack" in zh_en_dictionary.english_words("栈")
+    assert "sheep" not in zh_en_dictionary.english_words("栈")  # "a pen for sheep", its first sense
+    assert "resource" in zh_en_dictionary.english_words("资源")
+    assert "guangxi" not in zh_en_dictionary.english_words("资源")  # a county's name comes last
+    assert "ownership" in zh_en_dictionary.english_words("所有权")
+
+
+def test_a_question_becomes_concepts_without_its_grammar():
+    found = {c.label: c for c in bilingual_keywords.concepts("Rust 的所有权规则有哪几条？")}
+    assert "的" not in found and "有" not in found
+    assert "ownership" in found["所有权"].forms and "rules" in found["规则"].forms
+    assert found["Rust"].native is None and "rust" in found["Rust"].forms
+    # characters the dictionary does not know stay together and match as written
+    unknown = bilingual_keywords.concepts("㐀㐂䶵怎么办")
+    assert [c.label for c in unknown][0] == "㐀㐂䶵" and not unknown[0].forms
+
+
+@pytest.fixture(scope="module")
+def rust_book(tmp_path_factory):
+    """The Rust book chapters of the eval set (two English, three Chinese, different chapters),
+    embedded by the default embedder, whose multilingual half ranks passages of both languages."""
+    from ingest.embedding import make_embedder
+    from ingest.pipeline import Ingestor
+    from ingest.store.library import Library
+
+    embedder = make_embedder(None)
+    library = Library(tmp_path_factory.mktemp("rust-book"))
+    report = Ingestor(library, embedder).add(sorted(RUST_BOOK.glob("*/*.md")))
+    assert len(report.added) == 5
+    yield library, HybridRetriever(library, embedder)
+    library.close()
+
+
+def _top_texts(ranked, library, n):
+    rows = library.passages([i for i, _ in ranked[:n]])
+    return [rows[i].text for i, _ in ranked[:n]]
+
+
+def test_a_chinese_question_finds_the_english_answer_by_its_words(rust_book):
+    library, retriever = rust_book
+    question = "Rust 的所有权规则有哪几条？"
+    crossing = retriever.keyword_candidates(question, 10)
+    assert any("There can only be one owner at a time" in t for t in _top_texts(crossing, library, 3))
+    retriever.cross_language = False
+    try:  # without the dictionary, keyword search finds Chinese passages only
+        native = retriever.keyword_candidates(question, 10)
+        assert not any("one owner at a time" in t for t in _top_texts(native, library, 10))
+    finally:
+        retriever.cross_language = True
+    hits = retriever.search(question, k=5).hits
+    assert any("There can only be one owner at a time" in h.passage.text for h in hits)
+
+
+def test_a_chinese_question_about_a_chinese_passage_still_finds_it_first(rust_book):
+    library, retriever = rust_book
+    ranked = retriever.keyword_candidates("使用互斥器时必须记住哪两个规则？", 10)
+    assert "你必须记住两个规则" in _top_texts(ranked, library, 1)[0]
+
+
+def test_restricted_to_documents_it_stays_inside_them(rust_book):
+    library, retriever = rust_book
+    chinese = [d.id for d in library.documents() if "/zh/" in d.path]
+    ranked = retriever.keyword_candidates("Rust 的所有权规则有哪几条？", 10, doc_ids=chinese)
+    rows = library.passages([i for i, _ in ranked])
+    assert ranked and {rows[i].doc_id for i, _ in ranked} <= set(chinese)
+
+
+def test_without_the_dictionary_search_goes_on_in_the_question_language(rust_book, monkeypatch):
+    library, retriever = rust_book
+    monkeypatch.setattr(zh_en_dictionary, "available", lambda: False)
+    assert not bilingual_keywords.wanted("所有权规则")
+    hits = retriever.search("使用互斥器时必须记住哪两个规则？", k=3).hits
+    assert hits and "互斥器" in hits[0].passage.text
