@@ -131,6 +131,27 @@ def rank(library: Library, question: str, k: int, doc_ids: list[str] | None = No
     return scored[:k]
 
 
+def chinese(text: str) -> bool:
+    """Whether a passage is mostly Chinese: its Han characters, as words, outnumber its Latin words."""
+    return len(_HAN.findall(text)) / 1.5 > len(_LATIN.findall(text.lower()))
+
+
+def alternate_languages(library: Library, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """A dense ranking for a Chinese question with its Chinese and English passages taking turns,
+    each language in its own order. The embedder's similarities across languages run lower than
+    within one (and its English-only half clusters Chinese text), so without this the English
+    passages that answer a Chinese question sit below Chinese ones that do not. Measured on the
+    eval library (README, "Choosing the embedder"): Chinese questions over English chapters found
+    0.90 within 1,500 tokens against 0.84, Chinese over Chinese unchanged at 1,500. English
+    questions keep their plain ranking: alternating cost them 0.97 -> 0.93."""
+    rows = library.passages([i for i, _ in ranked])
+    han = [pair for pair in ranked if pair[0] in rows and chinese(rows[pair[0]].text)]
+    latin = [pair for pair in ranked if pair[0] in rows and not chinese(rows[pair[0]].text)]
+    turns = [pair for couple in zip(han, latin, strict=False) for pair in couple]
+    shorter = min(len(han), len(latin))
+    return turns + han[shorter:] + latin[shorter:]
+
+
 def _native_count(library: Library, word: str) -> int:
     """Passages holding a Chinese word, estimated from the index: its rarest bigram's count."""
     tokens = query_tokens(word) if len(word) > 1 else [word]

@@ -18,6 +18,7 @@ from . import bilingual_keywords
 _CJK = re.compile(f"[{CJK_RANGES}]")
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
 CANDIDATES = 50
+DEEPER = 6  # times CANDIDATES: the dense pool a Chinese question's two languages are drawn from
 
 
 @dataclass
@@ -143,7 +144,12 @@ class HybridRetriever:
         keyword_job = self._keyword_pool().submit(
             timed, timings, "keyword_ms", self.keyword_candidates, query, wanted, doc_ids
         )
-        dense = timed(timings, "dense_ms", self._dense, query, wanted, doc_ids)
+        crossing = self.cross_language and bilingual_keywords.wanted(query)
+        # A Chinese question's dense ranking alternates languages: drawn from a deeper pool, so the
+        # English passages are there to alternate with (bilingual_keywords.alternate_languages).
+        dense = timed(timings, "dense_ms", self._dense, query, wanted * (DEEPER if crossing else 1), doc_ids)
+        if crossing:
+            dense = bilingual_keywords.alternate_languages(self.library, dense)[:wanted]
         keyword = keyword_job.result()
         t = time.perf_counter()
         weights = [dense_weight(query, getattr(self.embedder, "multilingual", False)), 1.0]

@@ -93,3 +93,14 @@ def test_without_the_dictionary_search_goes_on_in_the_question_language(rust_boo
     assert not bilingual_keywords.wanted("所有权规则")
     hits = retriever.search("使用互斥器时必须记住哪两个规则？", k=3).hits
     assert hits and "互斥器" in hits[0].passage.text
+
+
+def test_a_chinese_questions_dense_ranking_lets_the_languages_take_turns(rust_book):
+    library, retriever = rust_book
+    hits = retriever.search("变量离开作用域时会发生什么？", k=20).hits
+    by_dense = sorted((h for h in hits if h.dense_rank is not None), key=lambda h: h.dense_rank)
+    languages = [bilingual_keywords.chinese(h.passage.text) for h in by_dense[:4]]
+    assert languages[0] != languages[1] and languages[2] != languages[3]
+    english = retriever.search("What happens when a variable goes out of scope?", k=20).hits
+    by_dense = sorted((h for h in english if h.dense_rank is not None), key=lambda h: h.dense_rank)
+    assert not any(bilingual_keywords.chinese(h.passage.text) for h in by_dense[:2])  # English keeps its order

@@ -22,7 +22,8 @@ searches. Each embedder runs in a process of its own, so memory is its own.
 
 "a+b (RRF)" rows search a's and b's libraries and fuse the two dense rankings with the keyword
 one by reciprocal rank, as engine/retrieve.py fuses dense and keyword search (each dense ranking
-weighted as retrieve.dense_weight weights it).
+weighted as retrieve.dense_weight weights it). Chinese questions are matched in English too, through
+CC-CEDICT (engine/bilingual_keywords.py), in every row but "default without the dictionary".
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ EMBEDDERS = {
     "minilm+use (RRF)": ("minilm", "use"),
     "minilm+use one vector 0.5/0.5": "all-MiniLM-L6-v2*0.5+use-multilingual-v3*0.5",
     "minilm+use one vector 0.3/0.7 (default)": "all-MiniLM-L6-v2*0.3+use-multilingual-v3*0.7",
+    "default without the dictionary": "all-MiniLM-L6-v2*0.3+use-multilingual-v3*0.7",
 }
+# Rows whose Chinese questions are matched in Chinese only (HybridRetriever's cross_language off:
+# no CC-CEDICT keywords), to show what the dictionary adds; every other row uses it, as DocDesk does.
+WITHOUT_DICTIONARY = {"default without the dictionary"}
 
 
 def load_questions(sets: tuple[str, ...] = ("en", "zh")) -> dict[str, list[dict]]:
@@ -189,13 +194,13 @@ def build(model: str):
     return E5Embedder() if model == E5_MODEL else make_embedder(model)
 
 
-def _open(folder: Path, model: str):
+def _open(folder: Path, model: str, cross_language: bool = True):
     from engine.retrieve import HybridRetriever
     from ingest.store.library import Library
 
     embedder = build(model)
     library = Library(folder)
-    return library, embedder, HybridRetriever(library, _QuerySide(embedder))
+    return library, embedder, HybridRetriever(library, _QuerySide(embedder), cross_language=cross_language)
 
 
 def _speed(library, embedder) -> float:
@@ -207,12 +212,12 @@ def _speed(library, embedder) -> float:
     return len(texts) / (time.perf_counter() - started)
 
 
-def child_single(base: Path, folder: Path, model: str) -> dict:
+def child_single(base: Path, folder: Path, model: str, cross_language: bool = True) -> dict:
     from ingest.pipeline import Ingestor
 
     if not folder.exists():
         shutil.copytree(base, folder)
-    library, embedder, retriever = _open(folder, model)
+    library, embedder, retriever = _open(folder, model, cross_language)
     started = time.perf_counter()
     reembedded = Ingestor(library, embedder).reembed_stale()
     reembed_s = time.perf_counter() - started
@@ -266,7 +271,7 @@ def child_main(args: list[str]) -> None:
     if kind == "base":
         result = build_base(Path(rest[0]))
     elif kind == "single":
-        result = child_single(Path(rest[0]), Path(rest[1]), rest[2])
+        result = child_single(Path(rest[0]), Path(rest[1]), rest[2], cross_language=rest[3:] != ["monolingual"])
     else:
         result = child_fused((Path(rest[0]), rest[1]), (Path(rest[2]), rest[3]))
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -298,7 +303,8 @@ def compare(names: list[str], work: Path) -> dict:
         for part in [] if isinstance(spec, str) else [n for n in spec if n not in results]:
             results[part] = run_child("single", str(base), str(work / _slug(part)), EMBEDDERS[part])
         if isinstance(spec, str):
-            results[name] = run_child("single", str(base), str(work / _slug(name)), spec)
+            extra = ["monolingual"] if name in WITHOUT_DICTIONARY else []
+            results[name] = run_child("single", str(base), str(work / _slug(name)), spec, *extra)
         else:
             first, second = (str(work / _slug(n)) for n in spec)
             results[name] = run_child("fused", first, EMBEDDERS[spec[0]], second, EMBEDDERS[spec[1]])
