@@ -23,11 +23,12 @@ LONGEST_WORD = 6  # characters: longer entries are idioms and names, rare in que
 FUNCTION_WORDS = frozenset(
     """的 了 是 在 有 和 与 及 把 被 比 会 能 要 就 都 也 还 又 而 或 并 时 时候 什么 为什么 怎么 怎样
     如何 哪 哪些 哪个 几 多少 吗 呢 吧 啊 这 那 这个 那个 一个 一 个 些 上 下 中 里 对 从 到 向 给 让 用
-    由 为 以 之 其 所 等 该 可以 应该 需要 叫 做 指 说 我 你 他 她 它 我们 你们 他们 请 问""".split()
+    由 为 以 之 其 所 等 该 可以 应该 需要 叫 做 指 说 我 你 他 她 它 我们 你们 他们 请 问
+    谁 哪里 哪儿 为何 是否 能否 有没有 会不会""".split()
 )
 _SKIP_SENSE = ("CL:", "variant of", "old variant", "see ", "surname ", "abbr. for", "used in ", "Japanese variant")
 _NOISE = re.compile(r"\([^)]*\)|\[[^\]]*\]|\S*\|\S*|\w+'\w+")
-_WORD = re.compile(r"[a-z][a-z0-9]+")
+_WORD = re.compile(r"[a-z][a-z0-9]{2,}")  # three letters or more: "pr." and "sb" are notes
 _STOP = frozenset(
     """an and are as at be by can do does for from had has have how if in is it its of on or that the
     their this to was were what when where which who why will with sth sb one oneself something
@@ -97,17 +98,21 @@ def known(word: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def english_words(word: str, senses: int = 3) -> frozenset[str]:
-    """The content words of a Chinese word's English senses: its "(computing)" senses where it has
-    them (栈 is a stack, not a sheep pen), else its first `senses` senses (the commonest first)."""
+def english_senses(word: str, senses: int = 3) -> tuple[frozenset[str], ...]:
+    """A Chinese word's English senses, each as its content words: its "(computing)" senses where it
+    has them (栈 is a stack, not a sheep pen), else its first `senses` senses (the commonest first)."""
     entry = _load().get(word, "")
-    cleaned: list[tuple[list[str], bool]] = []
+    cleaned: list[tuple[frozenset[str], bool]] = []
     for sense in entry.split("/"):
         if not sense or sense.startswith(_SKIP_SENSE):
             continue
-        words = [w for w in _WORD.findall(_NOISE.sub(" ", sense).lower()) if w not in _STOP]
+        words = frozenset(w for w in _WORD.findall(_NOISE.sub(" ", sense).lower()) if w not in _STOP)
         if words:
             cleaned.append((words, "(computing)" in sense))
-    computing = [words for words, is_computing in cleaned if is_computing]
-    chosen = computing or [words for words, _ in cleaned[:senses]]
-    return frozenset(w for words in chosen for w in words)
+    computing = tuple(words for words, is_computing in cleaned if is_computing)
+    return computing or tuple(words for words, _ in cleaned[:senses])
+
+
+def english_words(word: str, senses: int = 3) -> frozenset[str]:
+    """Every content word of english_senses."""
+    return frozenset().union(*english_senses(word, senses))

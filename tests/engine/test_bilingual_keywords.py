@@ -104,3 +104,23 @@ def test_a_chinese_questions_dense_ranking_lets_the_languages_take_turns(rust_bo
     english = retriever.search("What happens when a variable goes out of scope?", k=20).hits
     by_dense = sorted((h for h in english if h.dense_rank is not None), key=lambda h: h.dense_rank)
     assert not any(bilingual_keywords.chinese(h.passage.text) for h in by_dense[:2])  # English keeps its order
+
+
+def test_a_concept_is_held_by_its_word_or_by_a_whole_english_sense():
+    ownership = next(c for c in bilingual_keywords.concepts("所有权") if c.label == "所有权")
+    assert ownership.held_in("each value has an owner; ownership moves", {"each", "value", "ownership"})
+    assert ownership.held_in("所有权规则", set())
+    braised = next(c for c in bilingual_keywords.concepts("红烧肉") if c.label == "红烧肉")
+    assert not braised.held_in("add the sauce", {"add", "the", "sauce"})  # one word of "pork braised in soy sauce"
+
+
+def test_relevance_counts_a_chinese_questions_words_found_in_english(rust_book):
+    from engine.relevance import keyword_coverages
+
+    library, retriever = rust_book
+    question = "Rust 的所有权规则有哪几条？"
+    hits = [h for h in retriever.search(question, k=10).hits if "one owner at a time" in h.passage.text]
+    assert hits
+    crossing = bilingual_keywords.coverages(library, question, [hits[0].passage.text])[0]
+    assert crossing > 0.3  # ownership, rules and Rust, at half weight for coming through the dictionary
+    assert keyword_coverages(library, question, hits[:1])[0] == pytest.approx(crossing)
