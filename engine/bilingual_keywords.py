@@ -55,6 +55,11 @@ class Concept:
         return any(all(inflections(w) & latin for w in sense) for sense in self.senses)
 
 
+def warm_up() -> None:
+    if dictionary.available():
+        dictionary.segment("预热")
+
+
 def wanted(question: str) -> bool:
     return bool(_HAN.search(question)) and dictionary.available()
 

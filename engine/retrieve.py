@@ -120,6 +120,8 @@ class HybridRetriever:
     def warm_up(self) -> None:
         self.embedder.encode(["warm up"])
         self.vectors.index()
+        if self.cross_language and "zh" in self.library.document_languages():
+            bilingual_keywords.warm_up()  # the dictionary (~0.5 s) before the first Chinese question
 
     def _dense(self, query: str, k: int, doc_ids: list[str] | None) -> list[tuple[int, float]]:
         vector = self.embedder.encode([query])[0]
