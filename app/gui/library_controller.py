@@ -106,7 +106,14 @@ class LibraryController(QObject):
         self.pane.show_documents(docs)
         indexed = [d for d in docs if d.status == "indexed"]
         passages = sum(d.passages for d in indexed)
-        text = self.tr("%1 documents · %2 passages").replace("%1", str(len(indexed))).replace("%2", str(passages))
+        documents = (
+            self.tr("1 document") if len(indexed) == 1 else self.tr("%1 documents").replace("%1", str(len(indexed)))
+        )
+        text = (
+            documents
+            + " · "
+            + (self.tr("1 passage") if passages == 1 else self.tr("%1 passages").replace("%1", str(passages)))
+        )
         tip = ""
         if read_only:  # say it before the user tries to add: every write would fail
             text += " · " + self.tr("read-only")

@@ -301,72 +301,87 @@
         <translation>检查中</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="109" />
-        <source>%1 documents · %2 passages</source>
-        <translation>%1 个文档 · %2 个段落</translation>
+        <location filename="../library_controller.py" line="110" />
+        <source>1 document</source>
+        <translation>1 个文档</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="113" />
+        <location filename="../library_controller.py" line="110" />
+        <source>%1 documents</source>
+        <translation>%1 个文档</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="115" />
+        <source>1 passage</source>
+        <translation>1 个段落</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="115" />
+        <source>%1 passages</source>
+        <translation>%1 个段落</translation>
+    </message>
+    <message>
+        <location filename="../library_controller.py" line="120" />
         <source>read-only</source>
         <translation>只读</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="115" />
+        <location filename="../library_controller.py" line="122" />
         <source>The library folder %1 cannot be written (a read-only mount, no permission, or a full disk). Search, ask and summarize work; adding, removing and saving chats do not.</source>
         <translation>文档库文件夹 %1 无法写入（只读挂载、没有权限或磁盘已满）。搜索、提问和摘要可以使用；添加、删除和保存对话不行。</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="130" />
+        <location filename="../library_controller.py" line="137" />
         <source>building the search index…</source>
         <translation>正在建立搜索索引…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="131" />
+        <location filename="../library_controller.py" line="138" />
         <source>building the search index: %1%</source>
         <translation>正在建立搜索索引：%1%</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="139" />
+        <location filename="../library_controller.py" line="146" />
         <source>Adding %1 item(s)…</source>
         <translation>正在添加 %1 项…</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="181" />
+        <location filename="../library_controller.py" line="188" />
         <source>OCR p. %1/%2</source>
         <translation>OCR 第 %1/%2 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="183" />
+        <location filename="../library_controller.py" line="190" />
         <source>OCR p. %1</source>
         <translation>OCR 第 %1 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="185" />
+        <location filename="../library_controller.py" line="192" />
         <source>reading %1/%2 p.</source>
         <translation>读取第 %1/%2 页</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="189" />
+        <location filename="../library_controller.py" line="196" />
         <source>embedding %1/%2</source>
         <translation>嵌入 %1/%2</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="202" />
+        <location filename="../library_controller.py" line="209" />
         <source>Files are missing from %1: its documents are kept (unmounted?)</source>
         <translation>%1 中的文件不见了：其文档已保留（未挂载？）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="206" />
+        <location filename="../library_controller.py" line="213" />
         <source>Could not read: %1 (see the Status column)</source>
         <translation>无法读取：%1（见“状态”列）</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="208" />
+        <location filename="../library_controller.py" line="215" />
         <source>%1 added</source>
         <translation>已添加 %1 个</translation>
     </message>
     <message>
-        <location filename="../library_controller.py" line="214" />
+        <location filename="../library_controller.py" line="221" />
         <source>Adding documents failed: %1</source>
         <translation>添加文档失败：%1</translation>
     </message>

@@ -21,7 +21,10 @@ BIN = Path(sys.executable).parent
 ZH = {
     " — open Settings to choose another model": " — 请在“设置”中选择其他模型",
     "%1 added": "已添加 %1 个",
-    "%1 documents · %2 passages": "%1 个文档 · %2 个段落",
+    "1 document": "1 个文档",
+    "%1 documents": "%1 个文档",
+    "1 passage": "1 个段落",
+    "%1 passages": "%1 个段落",
     "building the search index…": "正在建立搜索索引…",
     "building the search index: %1%": "正在建立搜索索引：%1%",
     "%1 from cache": "%1 个来自缓存",
