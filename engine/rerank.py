@@ -4,9 +4,14 @@ token's log-probabilities (OpenAI-compatible `logprobs`: llama-server, vLLM), se
 the backend has parallel slots; the top passages are then reordered by it.
 
 No cross-encoder ships its weights on PyPI, so the reranker is the model DocDesk already runs.
-`[answers] rerank` is "auto" (on where the model runs on a GPU behind a server that gives
-log-probabilities: there a judgement is one prompt read and one token, a fraction of the answer's
-time), "on" or "off".
+`[answers] rerank` is "auto", "on" or "off". "auto" reranks where the model runs on a GPU behind a
+server that gives log-probabilities, while it stays cheap there: it stops after two rerankings in
+a row took over AUTO_BUDGET_MS. Measured (tests/bench/bench_query_translation.py through
+tests/bench/gpu_run.sh, tests/bench/results/gpu-h100-retrieval-synthetic.json): a 32B-shaped
+Q4_K_M GGUF (random weights, speed only) on one H100, 8 passages in 8 slots of llama-server:
+603 ms, against 510 ms to the answer's first token and 3.8 s for a 240-token answer (0.16 of the
+answer). A card with a third of the H100's prompt speed (a V100 with a 27B model) would take
+~2 s, over the budget: there "auto" stops after two questions, and "on" keeps it.
 """
 
 from __future__ import annotations
@@ -28,10 +33,22 @@ def available(backend: Backend) -> bool:
     return callable(getattr(backend, "yes_probability", None))
 
 
+AUTO_BUDGET_MS = 1000.0  # what "auto" lets a reranking add before the answer's first token
+AUTO_STRIKES = 2  # rerankings in a row over the budget after which "auto" stops, per backend
+_over_budget: dict[int, int] = {}  # id(backend) -> rerankings in a row over the budget
+
+
 def wanted(mode: str, backend: Backend) -> bool:
     if mode == "off" or not available(backend):
         return False
-    return mode == "on" or bool(getattr(backend, "on_gpu", False))
+    if mode == "on":
+        return True
+    return bool(getattr(backend, "on_gpu", False)) and _over_budget.get(id(backend), 0) < AUTO_STRIKES
+
+
+def _record(backend: Backend, ms: float) -> None:
+    key = id(backend)
+    _over_budget[key] = _over_budget.get(key, 0) + 1 if ms > AUTO_BUDGET_MS else 0
 
 
 def judge_messages(question: str, passage: str) -> list[dict]:
@@ -52,7 +69,8 @@ def yes_share(top_logprobs: list[dict]) -> float:
     yes = no = 0.0
     for entry in top_logprobs:
         token = str(entry.get("token", "")).strip().lower()
-        p = math.exp(float(entry.get("logprob", -100)))
+        logprob = entry.get("logprob")  # llama-server writes -inf as null
+        p = math.exp(float(logprob)) if isinstance(logprob, (int, float)) else 0.0
         if token in YES:
             yes += p
         elif token in NO:
@@ -79,4 +97,7 @@ def rerank(
     with ThreadPoolExecutor(workers, thread_name_prefix="docdesk-rerank") as pool:
         scores = list(pool.map(judge, head))
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-    return [head[i] for i in order] + tail, (time.perf_counter() - started) * 1000
+    ms = (time.perf_counter() - started) * 1000
+    if cancel is None or not cancel.is_set():
+        _record(backend, ms)
+    return [head[i] for i in order] + tail, ms

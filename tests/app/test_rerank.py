@@ -83,6 +83,29 @@ def test_auto_reranks_only_on_a_gpu(library, embedder):
     assert backend.judged == []
 
 
+def test_auto_stops_reranking_where_it_is_slow(library, embedder, monkeypatch):
+    backend = FakeBackend("An answer [1].", on_gpu=True)
+    monkeypatch.setattr(rerank, "AUTO_BUDGET_MS", -1.0)  # every reranking is over budget
+    desk = desk_on(library, embedder, backend, "auto")
+    judged = []
+    try:
+        for _ in range(rerank.AUTO_STRIKES + 1):
+            final_answer(desk.answer(QUESTION, save_chat=False))
+            judged.append(len(backend.judged))
+    finally:
+        desk.close()
+    first = judged[0]
+    assert first >= 2 and judged == [first * n for n in range(1, rerank.AUTO_STRIKES + 1)] + [
+        first * rerank.AUTO_STRIKES
+    ]
+    assert not rerank.wanted("auto", backend) and rerank.wanted("on", backend)
+
+
+def test_a_null_log_probability_counts_as_none():
+    # llama-server writes a -inf log-probability (a token the model rules out) as null
+    assert rerank.yes_share([{"token": "yes", "logprob": None}, {"token": "no", "logprob": 0.0}]) == 0.0
+
+
 def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities(tmp_path):
     from engine.backends import LlmSettings, create_backend
     from engine.backends.llama_server import find_executable
@@ -94,7 +117,9 @@ def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities(tmp_pat
         pytest.skip("no llama-server: run `make llama-server`")
     backend = create_backend(LlmSettings(backend="llama_server", slots=2, context=2048, threads=2), log_dir=tmp_path)
     try:
-        relevant = backend.yes_probability(rerank.judge_messages("What is the capital of France?", "Paris is the capital of France."))
+        relevant = backend.yes_probability(
+            rerank.judge_messages("What is the capital of France?", "Paris is the capital of France.")
+        )
         other = backend.yes_probability(rerank.judge_messages("What is the capital of France?", "Bananas are yellow."))
     finally:
         backend.close()
