@@ -9,13 +9,11 @@ trusted for this query (little for Chinese with an English-only model).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from ingest.keywords import index_tokens, query_tokens
 from ingest.store.library import Library
 
-from . import bilingual_keywords
+from .coverage import text_coverages
 from .retrieve import SearchHit
 
 # Calibrated on the eval library (see the module docstring); the closing rule is
@@ -46,29 +44,9 @@ class Relevance:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in ((k, getattr(self, k)) for k in fields)}
 
 
-def _stem(token: str) -> str:
-    # Crude but language-neutral for Latin script: "encrypted" ~ "encryption", "passages" ~ "passage".
-    return token[: max(4, len(token) - 3)] if len(token) >= 6 and token.isascii() else token
-
-
 def keyword_coverages(library: Library, query: str, hits: list[SearchHit]) -> list[float]:
     """For each hit, the IDF-weighted share of the query's terms that its passage contains."""
-    terms = query_tokens(query)
-    if not terms:
-        return [0.0] * len(hits)
-    total, counts = library.keyword_document_counts(terms)
-    # BM25's IDF: a term in every passage weighs ~0, one in none weighs most.
-    weights = {t: math.log((total - counts[t] + 0.5) / (counts[t] + 0.5) + 1) for t in terms}
-    whole = sum(weights.values()) or 1.0
-    coverages = []
-    for hit in hits:
-        tokens = set(index_tokens(hit.passage.text).split())
-        stems = {_stem(t) for t in tokens}
-        coverages.append(sum(w for t, w in weights.items() if t in tokens or _stem(t) in stems) / whole)
-    if bilingual_keywords.wanted(query):  # a Chinese question's words said in English count too
-        crossing = bilingual_keywords.coverages(library, query, [h.passage.text for h in hits])
-        coverages = [max(pair) for pair in zip(coverages, crossing, strict=True)]
-    return coverages
+    return text_coverages(library, query, [h.passage.text for h in hits])
 
 
 def margin(coverage: float, dense: float, dense_weight: float, dense_bar: float = DENSE_BAR) -> float:

@@ -14,6 +14,7 @@ from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 
 from . import bilingual_keywords
+from .coverage import WHOLE, text_coverages
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
@@ -138,6 +139,9 @@ class HybridRetriever:
         order = np.argsort(-scores)[:k]
         return [(ids[i], float(scores[i])) for i in order]
 
+    def _coverages(self, query: str, order: list[int], rows: dict[int, PassageRow]) -> list[float]:
+        return text_coverages(self.library, query, [rows[i].text if i in rows else "" for i in order])
+
     def search(
         self, query: str, k: int = 10, doc_ids: list[str] | None = None, candidates: int = CANDIDATES
     ) -> SearchResult:
@@ -154,10 +158,18 @@ class HybridRetriever:
             dense = bilingual_keywords.alternate_languages(self.library, dense)[:wanted]
         keyword = keyword_job.result()
         t = time.perf_counter()
+        rankings = [[i for i, _ in dense], [i for i, _ in keyword]]
         weights = [dense_weight(query, getattr(self.embedder, "multilingual", False)), 1.0]
-        fused = reciprocal_rank_fusion([[i for i, _ in dense], [i for i, _ in keyword]], weights)
+        first = reciprocal_rank_fusion(rankings, weights)
+        order = sorted(first, key=first.__getitem__, reverse=True)
+        rows = self.library.passages(order)
+        # A third vote for the passages that hold every word of the question, in the order of the
+        # first two: where the dense channel strays (the multilingual model matches "vectors.faiss"
+        # to passages about Rust's Vec), the passage that says all of it still leads. Eval library
+        # (README, "Choosing the embedder"): English answers within 500 tokens 0.97, was 0.87.
+        whole = [i for i, share in zip(order, self._coverages(query, order, rows), strict=True) if share >= WHOLE]
+        fused = reciprocal_rank_fusion([*rankings, whole], [*weights, 1.0])
         best = sorted(fused, key=fused.__getitem__, reverse=True)[:k]
-        rows = self.library.passages(best)
         dense_rank = {i: r for r, (i, _) in enumerate(dense)}
         dense_score = dict(dense)
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword)}

@@ -11,6 +11,7 @@ from engine.retrieve import HybridRetriever
 
 pytestmark = pytest.mark.models
 
+SAMPLES = Path(__file__).resolve().parents[2] / "assets" / "samples"
 RUST_BOOK = Path(__file__).resolve().parents[1] / "eval" / "data" / "rust-book"
 
 
@@ -39,16 +40,17 @@ def test_a_question_becomes_concepts_without_its_grammar():
 
 @pytest.fixture(scope="module")
 def rust_book(tmp_path_factory):
-    """The Rust book chapters of the eval set (two English, three Chinese, different chapters),
-    embedded by the default embedder, whose multilingual half ranks passages of both languages."""
+    """The Rust book chapters of the eval set (two English, three Chinese, different chapters) and
+    the English sample guide, embedded by the default embedder, whose multilingual half ranks
+    passages of both languages."""
     from ingest.embedding import make_embedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
     embedder = make_embedder(None)
     library = Library(tmp_path_factory.mktemp("rust-book"))
-    report = Ingestor(library, embedder).add(sorted(RUST_BOOK.glob("*/*.md")))
-    assert len(report.added) == 5
+    report = Ingestor(library, embedder).add([*sorted(RUST_BOOK.glob("*/*.md")), SAMPLES / "docdesk-guide.md"])
+    assert len(report.added) == 6
     yield library, HybridRetriever(library, embedder)
     library.close()
 
@@ -124,3 +126,14 @@ def test_relevance_counts_a_chinese_questions_words_found_in_english(rust_book):
     crossing = bilingual_keywords.coverages(library, question, [hits[0].passage.text])[0]
     assert crossing > 0.3  # ownership, rules and Rust, at half weight for coming through the dictionary
     assert keyword_coverages(library, question, hits[:1])[0] == pytest.approx(crossing)
+
+
+def test_the_passage_holding_every_word_of_the_question_leads(rust_book, monkeypatch):
+    from engine import retrieve
+
+    library, retriever = rust_book
+    question = "What is the vectors.faiss file for?"  # the dense channel prefers Rust's Vec passages
+    hits = retriever.search(question, k=5).hits
+    assert "only a cache" in hits[0].passage.text
+    monkeypatch.setattr(retrieve, "WHOLE", 2.0)  # no passage gets the vote
+    assert "only a cache" not in retriever.search(question, k=5).hits[0].passage.text
