@@ -94,6 +94,14 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+def _as_a_terminal_starts_it() -> None:
+    """Ctrl-C and Ctrl-\\ at their defaults, as in a terminal's foreground command: a test run started
+    in the background by a script (`make test &`) ignores SIGINT, every child inherits that through
+    exec, and Python then installs no KeyboardInterrupt, so a Ctrl-C attack would see none."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 class Running:
     """A `docdesk` call started in the background (to kill it, or to race it against another)."""
 
@@ -118,7 +126,13 @@ class Running:
             command += ["--embedding-model", str(model)]
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            command, cwd=CLI_ROOT, env=lab.env(library), stdout=self.out, stderr=self.err, start_new_session=True
+            command,
+            cwd=CLI_ROOT,
+            env=lab.env(library),
+            stdout=self.out,
+            stderr=self.err,
+            start_new_session=True,
+            preexec_fn=_as_a_terminal_starts_it,
         )
         lab.cleanups.append(self.stop)
 
