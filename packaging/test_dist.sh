@@ -26,6 +26,9 @@ run add "$scan" --json | grep -q 'text recognised by OCR on 1 page'
 for sample in office/test_slides.pptx office/temperature.xlsx epub/childrens-literature.epub odf/simpletable.odt; do
     run add "$root/tests/data/$sample" --json | grep -q '"status": "indexed"'
 done
+# A Chinese question finds the English document among the six, its words read through CC-CEDICT (package data).
+find "$app" -name 'cedict_1_0_ts_utf-8_mdbg.txt.gz' | grep -q .
+run search "奥地利的官方语言是什么？" --json | grep -q '"title": "multicolumn"'
 # serve and mcp: the server and its client share a namespace whose loopback is up (or, without
 # namespaces, this machine's).
 if [ ${#offline[@]} -gt 0 ] && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
@@ -33,4 +36,4 @@ if [ ${#offline[@]} -gt 0 ] && unshare -n sh -c 'ip link set lo up' 2>/dev/null;
 else
     bash "$root/packaging/test_dist_serve.sh" "$exe" "$home"
 fi
-echo "== the built application works offline: --version, doctor, add (PDF, a scan by OCR, PPTX, XLSX, EPUB, ODT), ask, serve, mcp"
+echo "== the built application works offline: --version, doctor, add (PDF, a scan by OCR, PPTX, XLSX, EPUB, ODT), ask, a Chinese search, serve, mcp"
