@@ -16,7 +16,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,22 +24,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def open_library(path: str | None):
-    from ingest.embedding import make_embedder
-    from ingest.pipeline import Ingestor
-    from ingest.store.library import Library
-    from tests.eval.eval_retrieval import documents
-
-    embedder = make_embedder(None)
-    library = Library(Path(path) if path else Path(tempfile.mkdtemp(prefix="docdesk-bench-")))
-    if not path:
-        Ingestor(library, embedder).add(documents())
-    return library, embedder
-
-
 def main() -> int:
     from engine import zh_en_dictionary
     from engine.retrieve import HybridRetriever
+    from tests.eval.calibrate_relevance import open_library
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--library", help="an eval library (default: build one)")
