@@ -3,7 +3,7 @@
 `Answerer.prepare` does everything before the model is asked (rewriting a follow-up, search,
 the relevance check, the token-budgeted context); `Answerer.stream` streams the answer as
 TextDelta records and returns the Answer. When nothing relevant is found the answer is a plain
-statement and the model is never asked. What the front doors call is `DocDesk.answer` (app/answering.py).
+statement and the model is never asked. What the front doors call is `DocDesk.answer` (app/desk/answering.py).
 """
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
+from engine.backends import Backend, ChatRequest, GenerationStats
+from engine.citations import attribute, cited_numbers
+from engine.errors import Cancelled
+from engine.generation.generate import Reply, complete, pieces, with_thinking_room
+from engine.prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
+from engine.retrieval.context import Source, build_sources, whole_documents
+from engine.retrieval.relevance import Relevance, judge
+from engine.retrieval.retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
 from ingest.keywords import query_tokens
 from ingest.records import CitedSource
-
-from .backends import Backend, ChatRequest, GenerationStats
-from .citations import attribute, cited_numbers
-from .context import Source, build_sources, whole_documents
-from .errors import Cancelled
-from .generate import Reply, complete, pieces, with_thinking_room
-from .prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
-from .relevance import Relevance, judge
-from .retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
 
 _PAGE_REFERENCE = re.compile(r"\b(?:pages?|p\.|pp\.)\s*(\d{1,5})|第\s*(\d{1,5})\s*页", re.IGNORECASE)
 SOURCE_HEADER_TOKENS = 24  # the <source n=.. title=.. page=..> line and its closing tag
@@ -42,10 +41,10 @@ class AnswerSettings:
     history_turns: int = 2  # earlier exchanges the model sees
     candidates: int = 12  # hits considered for the context
     temperature: float = 0.1
-    # The question also asked in the library's other languages (engine/query_translation.py):
+    # The question also asked in the library's other languages (engine/retrieval/query_translation.py):
     # "auto" where the model can translate (a server, a GGUF of ~1.5B parameters or more), "on", "off".
     translate_queries: str = "auto"
-    # The model judges the top passages and reorders them (engine/rerank.py): "auto" where it runs
+    # The model judges the top passages and reorders them (engine/retrieval/rerank.py): "auto" where it runs
     # on a GPU behind a server with log-probabilities, "on", "off".
     rerank: str = "auto"
 
@@ -53,7 +52,7 @@ class AnswerSettings:
 @dataclass(frozen=True)
 class TextDelta:
     """A piece of an answer's text, as the model writes it. `restart` (with no text): what was
-    streamed so far, answer and reasoning, was taken for the wrong one (engine/thinking.py): a
+    streamed so far, answer and reasoning, was taken for the wrong one (engine/generation/thinking.py): a
     display drops both; the records that follow say it again rightly."""
 
     text: str
@@ -272,8 +271,8 @@ class Answerer:
         return [by_id[i] for i in sorted(fused, key=fused.__getitem__, reverse=True)]
 
     def _reranked(self, standalone, hits, timings, cancel) -> list[SearchHit]:
-        """The hits as the model orders them, where it reranks (engine/rerank.py)."""
-        from . import rerank
+        """The hits as the model orders them, where it reranks (engine/retrieval/rerank.py)."""
+        from engine.retrieval import rerank
 
         if not hits or not rerank.wanted(self.settings.rerank, self.backend):
             return hits
@@ -283,7 +282,7 @@ class Answerer:
 
     def _translations(self, standalone, doc_ids, timings, cancel) -> list[str]:
         """The question in the library's other languages, where the model can translate it."""
-        from . import query_translation
+        from engine.retrieval import query_translation
 
         if not query_translation.wanted(self.settings.translate_queries, self.backend):
             return []

@@ -5,9 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Generator
 
+from engine.answer import Answer, Answerer, ReasoningDelta, Sampling, TextDelta, Turn, run_to_end
 from ingest.store.chats import Chat, ChatMessage, ChatStore
-
-from .answer import Answer, Answerer, ReasoningDelta, Sampling, TextDelta, Turn, run_to_end
 
 
 class ChatSession:

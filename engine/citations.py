@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 from ingest.keywords import query_tokens
 
 if TYPE_CHECKING:
+    from engine.retrieval.context import Source
     from ingest.records import CitedSource
-
-    from .context import Source
 
 # `[n]`, or several numbers in one pair of brackets; group 1 holds the numbers.
 CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")

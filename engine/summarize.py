@@ -18,14 +18,10 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from ingest.records import page_label
-from ingest.store.library import Library
-from ingest.store.summary_cache import SummaryCache, cache_key
-
-from .backends import Backend, ChatRequest
-from .errors import Cancelled, EngineError
-from .generate import complete
-from .prompts import (
+from engine.backends import Backend, ChatRequest
+from engine.errors import Cancelled, EngineError
+from engine.generation.generate import complete
+from engine.prompts import (
     MAP_USER,
     OVERVIEW_SENTENCES,
     OVERVIEW_USER,
@@ -34,6 +30,9 @@ from .prompts import (
     SUMMARY_POINTS,
     summary_messages,
 )
+from ingest.records import page_label
+from ingest.store.library import Library
+from ingest.store.summary_cache import SummaryCache, cache_key
 
 STYLES = ("brief", "detailed")
 MAX_GROUPS = {"brief": 4, "detailed": 8}  # key-point sections in the final summary

@@ -13,9 +13,9 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 
-from .cjk import CJK_RANGES
-from .records import Block, Chunks, Page, Passage
-from .sentences import SentenceWindow, sentence_units
+from ingest.cjk import CJK_RANGES
+from ingest.records import Block, Chunks, Page, Passage
+from ingest.sentences import SentenceWindow, sentence_units
 
 __all__ = ["Chunker", "ChunkStream", "join_pages", "page_starts", "sentence_units"]
 
@@ -54,7 +54,7 @@ class Chunker:
         max_document_chars: int = MAX_DOCUMENT_CHARS,
     ) -> None:
         if count_block_tokens is None:
-            from .tokens import count_block_tokens as count_block_tokens
+            from ingest.tokens import count_block_tokens as count_block_tokens
         self.passage_offsets = passage_offsets
         self.passage_tokens = passage_tokens
         self.overlap_tokens = min(overlap_tokens, passage_tokens // 4)

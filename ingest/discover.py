@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from .sniff import is_supported_name
+from ingest.readers.sniff import is_supported_name
 
 HOLD_SHARE = 0.5  # more than this share of a folder's files gone in one sync: ask first
 HOLD_MIN_FILES = 3  # ...once at least this many are gone

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .chunking import Chunker
-from .embedding import Embedder
-from .records import Passage
+from ingest.chunking import Chunker
+from ingest.embedding import Embedder
+from ingest.records import Passage
 
 EMBED_CHUNK = 32  # passages per encode call while a document streams in
 FINISH_CHUNK = 256  # passages per encode call at the end, between two progress reports

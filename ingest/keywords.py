@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .cjk import CJK_RANGES
+from ingest.cjk import CJK_RANGES
 
 _TOKEN = re.compile(rf"[{CJK_RANGES}]+|[^\W_{CJK_RANGES}]+")
 _CJK_RUN = re.compile(rf"[{CJK_RANGES}]")

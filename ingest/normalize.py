@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .cjk import CJK_PUNCTUATION, CJK_RANGES
+from ingest.cjk import CJK_PUNCTUATION, CJK_RANGES
 
 # Control characters except tab and newline; NUL included.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\ufeff\ufffe]")

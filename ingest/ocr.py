@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .cjk import CJK_RANGES
-from .normalize import normalize_text
-from .ocr_engine import OcrEngine
+from ingest.cjk import CJK_RANGES
+from ingest.normalize import normalize_text
+from ingest.ocr_engine import OcrEngine
 
 # What OCR sees at most: the long side and the pixel count. 4,000 px is ~340 dpi on an A4
 # page, more than the recogniser needs; bigger pages are scaled down (memory stays bounded).

@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .chunking import Chunker
-from .discover import expand_paths, mass_removal, present
-from .document_builder import DocumentBuilder
-from .embedding import Embedder
-from .filehash import file_digest
-from .language import guess_language
-from .reader_process import Finished, Pages, ReaderProcess, Reading, read_stream
-from .records import ReadResult
-from .store.library import FileRecord, IndexedDocument, Library
-from .store.vectors import VectorIndex
+from ingest.chunking import Chunker
+from ingest.discover import expand_paths, mass_removal, present
+from ingest.document_builder import DocumentBuilder
+from ingest.embedding import Embedder
+from ingest.filehash import file_digest
+from ingest.language import guess_language
+from ingest.reader_process import Finished, Pages, ReaderProcess, Reading, read_stream
+from ingest.records import ReadResult
+from ingest.store.library import FileRecord, IndexedDocument, Library
+from ingest.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 

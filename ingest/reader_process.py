@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import IngestError
-from .filehash import file_digest
-from .records import Page
+from ingest.errors import IngestError
+from ingest.filehash import file_digest
+from ingest.records import Page
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +114,8 @@ class _ReceiverFailed(Exception):
 
 
 def _read_once(job: int, path: str, password: str | None, data: bytes, emit, ocr: bool) -> Finished:
-    from .readers import finish_result, open_document
-    from .readers.budget import cut_warning, text_budget
+    from ingest.readers import finish_result, open_document
+    from ingest.readers.budget import cut_warning, text_budget
 
     def send(message: Pages | Reading) -> None:
         try:
@@ -169,7 +169,7 @@ def _send_pages(job: int, stream, send, budget: int) -> tuple[list[Page], int]:
     format knows it (a PDF), then the pages, and "OCR page n" before each page OCR reads.
     Reading stops once the pages hold `budget` characters (ingest/readers/budget.py): the
     second value is then the budget, else 0."""
-    from .ocr import each_page
+    from ingest.ocr import each_page
 
     total = getattr(stream, "page_count", 0) or 0
     send(Reading(job, total))

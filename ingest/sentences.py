@@ -14,7 +14,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from .cjk import CJK_RANGES
+from ingest.cjk import CJK_RANGES
 
 # Sentence ends: Latin punctuation before whitespace, CJK full stops anywhere
 # (after NFKC, full-width ！？； have become !?;, so those count when CJK precedes them).

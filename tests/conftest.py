@@ -39,7 +39,7 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     model = SentenceTransformerEmbedder()
     model.warm_up()

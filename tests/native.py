@@ -54,7 +54,7 @@ def completion_code(model: str = "", max_tokens: int = 16, read_first: bool = Fa
         import json, time
         from engine.backends.base import ChatRequest
         from engine.backends.llama_cpp import LlamaCppBackend
-        from engine.gguf_info import read_gguf
+        from engine.models.gguf_info import read_gguf
         model = {model!r} or None
         if {read_first!r}:
             read_gguf(model)

@@ -93,4 +93,4 @@ def test_the_wheel_holds_docdesk_and_nothing_else(wheel, wheel_names):
     (info,) = {top for top in tops if top.endswith(".dist-info")}
     assert tops - {info} == set(TOP), f"unexpected in the wheel: {sorted(tops - {info} - set(TOP))}"
     with zipfile.ZipFile(wheel) as archive:
-        assert "docdesk = app.cli:main" in archive.read(f"{info}/entry_points.txt").decode()
+        assert "docdesk = app.cli.main:main" in archive.read(f"{info}/entry_points.txt").decode()

@@ -43,10 +43,10 @@ def run(settings, started: float | None = None) -> int:
         app.setWindowIcon(QIcon(str(icon)))
     install_translator(app, settings.ui_language)
 
-    from ..crash import CrashGuard
-    from ..services import DocDesk
-    from ..settings import log_dir
-    from .main_window import MainWindow
+    from app.desk.crash import CrashGuard
+    from app.desk.services import DocDesk
+    from app.desk.settings import log_dir
+    from app.gui.main_window import MainWindow
 
     guard = CrashGuard()
     notice = guard.start(log_dir())

@@ -5,18 +5,18 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout, QWidget
 
-from ..answering import Answered, final_answer
-from ..services import DocDesk
-from .chat_pane import ChatPane
-from .document_opener import DocumentOpener
-from .library_pane import LibraryPane
-from .ops import Op, describe
-from .tasks import TextBuffer, Workers
-from .transcript import shown_label
+from app.desk.answering import Answered, final_answer
+from app.desk.services import DocDesk
+from app.gui.chat_pane import ChatPane
+from app.gui.document_opener import DocumentOpener
+from app.gui.library_pane import LibraryPane
+from app.gui.ops import Op, describe
+from app.gui.tasks import TextBuffer, Workers
+from app.gui.transcript import shown_label
 
 
 class ChatController(QObject):
-    answer_finished = Signal(object)  # the app.answering.Answered record, or None when it failed
+    answer_finished = Signal(object)  # the app.desk.answering.Answered record, or None when it failed
     busy_changed = Signal(bool)  # an answer is being written (or waits to be)
     failed = Signal(str)  # why an answer could not be written
     notice = Signal(str)  # a word for the status bar

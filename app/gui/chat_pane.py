@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .first_run import FirstRunGuide
-from .transcript import TranscriptRenderer
+from app.gui.first_run import FirstRunGuide
+from app.gui.transcript import TranscriptRenderer
 
 
 class ChatPane(QWidget):

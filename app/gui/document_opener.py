@@ -8,10 +8,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from ..services import DocDesk
-from .ops import Op
-from .tasks import Workers
-from .viewer import CitationViewer
+from app.desk.services import DocDesk
+from app.gui.ops import Op
+from app.gui.tasks import Workers
+from app.gui.viewer import CitationViewer
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class DocumentOpener(QObject):
         """A cited PDF passage's pages with its lines marked (rendered here, on the worker)."""
         if doc.format != "pdf" or ocr is not None or not passage or not Path(doc.path).is_file():
             return []
-        from .passage_marks import pdf_passage_pages
+        from app.gui.passage_marks import pdf_passage_pages
 
         try:
             return pdf_passage_pages(doc.path, page, passage)

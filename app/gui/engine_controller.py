@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from ..services import DocDesk
-from .ops import Op, describe
-from .tasks import Workers
+from app.desk.services import DocDesk
+from app.gui.ops import Op, describe
+from app.gui.tasks import Workers
 
 
 class EngineController(QObject):

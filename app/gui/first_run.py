@@ -1,6 +1,6 @@
 """What an empty chat shows: three steps to a first answer, what the bundled model is and how to
 use a real one, and the GPU situation in one sentence with the next step (from the doctor,
-engine/doctor.py, checked on a worker: nvidia-smi and llama_cpp's import are slow)."""
+engine/models/doctor.py, checked on a worker: nvidia-smi and llama_cpp's import are slow)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import html
 from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QKeySequence
 
-from ..doctor_text import gpu_situation
-from .format_list import formats_phrase
-from .ops import Op
+from app.desk.doctor_text import gpu_situation
+from app.gui.format_list import formats_phrase
+from app.gui.ops import Op
 
 MODELS_LINK = "docdesk:models"  # the guide's link to the Models dialog (app/gui/models_dialog.py)
 
@@ -85,7 +85,7 @@ class FirstRunGuide(QObject):
             return
 
         def look(_ctx):
-            from engine.doctor import report
+            from engine.models.doctor import report
 
             return gpu_situation(report(None, None, None))
 

@@ -10,9 +10,8 @@ from collections import Counter
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QHeaderView, QStyle, QTableView
 
+from app.gui.format_list import CONTEXT
 from ingest.readers.registry import find_format, formats
-
-from .format_list import CONTEXT
 
 SHORT = 6  # a label longer than this ("Markdown", "OpenDocument text") gives way to its extension
 TITLE_HINT = 260  # the title column's share of the pane's preferred width, in pixels

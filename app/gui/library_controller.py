@@ -13,10 +13,10 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QLabel, QMessageBox, QStatusBar, QWidget
 
-from ..services import DocDesk
-from .library_pane import LibraryPane
-from .ops import Op, describe
-from .tasks import Workers
+from app.desk.services import DocDesk
+from app.gui.library_pane import LibraryPane
+from app.gui.ops import Op, describe
+from app.gui.tasks import Workers
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .documents_model import ADDED, DOC_ID, FORMAT, PAGES, PATH, STATUS, TITLE, DocumentLine, DocumentsModel
-from .library_columns import TITLE_HINT, TITLE_LEAST, added_text, fit_columns, short_type, shown_titles, type_samples
-from .progress_delegate import ProgressDelegate
+from app.gui.documents_model import ADDED, DOC_ID, FORMAT, PAGES, PATH, STATUS, TITLE, DocumentLine, DocumentsModel
+from app.gui.library_columns import (
+    TITLE_HINT,
+    TITLE_LEAST,
+    added_text,
+    fit_columns,
+    short_type,
+    shown_titles,
+    type_samples,
+)
+from app.gui.progress_delegate import ProgressDelegate
 
 __all__ = ["DOC_ID", "PATH", "LibraryPane"]
 

@@ -11,25 +11,24 @@ from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar
 
+from app import __version__
+from app.desk.crash import CrashNotice
+from app.desk.services import DocDesk
+from app.desk.settings import config_path
+from app.gui.chat_controller import ChatController
+from app.gui.chat_pane import ChatPane
+from app.gui.document_opener import DocumentOpener
+from app.gui.engine_controller import EngineController
+from app.gui.library_controller import LibraryController
+from app.gui.library_pane import LibraryPane
+from app.gui.screen_fit import DialogFit, available, clamp, first_geometry, first_pane_sizes
+from app.gui.serve_controller import ServeController
+from app.gui.settings_controller import SettingsController
+from app.gui.summary_controller import SummaryController
+from app.gui.summary_panel import SummaryPanel
+from app.gui.tasks import Workers
+from app.gui.viewer import CitationViewer
 from ingest.readers.registry import supported_extensions
-
-from .. import __version__
-from ..crash import CrashNotice
-from ..services import DocDesk
-from ..settings import config_path
-from .chat_controller import ChatController
-from .chat_pane import ChatPane
-from .document_opener import DocumentOpener
-from .engine_controller import EngineController
-from .library_controller import LibraryController
-from .library_pane import LibraryPane
-from .screen_fit import DialogFit, available, clamp, first_geometry, first_pane_sizes
-from .serve_controller import ServeController
-from .settings_controller import SettingsController
-from .summary_controller import SummaryController
-from .summary_panel import SummaryPanel
-from .tasks import Workers
-from .viewer import CitationViewer
 
 
 class MainWindow(QMainWindow):
@@ -247,7 +246,7 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def _show_crash_notice(self, notice: CrashNotice) -> None:
-        """The last session died (app/crash.py): say what happened at once, and keep a link to it."""
+        """The last session died (app/desk/crash.py): say what happened at once, and keep a link to it."""
         box = QMessageBox(QMessageBox.Warning, self.tr("DocDesk stopped unexpectedly"), notice.text, parent=self)
         box.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.crash_box = box
@@ -282,7 +281,7 @@ class MainWindow(QMainWindow):
 
     def open_models(self, settings_dialog=None):
         """The catalog with what fits this computer; Download, Use (app/gui/models_dialog.py)."""
-        from .models_dialog import open_models
+        from app.gui.models_dialog import open_models
 
         return open_models(self, settings_dialog)
 
@@ -343,7 +342,7 @@ class MainWindow(QMainWindow):
     # -- closing --------------------------------------------------------------------------
     def restart(self) -> None:
         """Close as always (work stopped, everything saved), then open DocDesk again."""
-        from .restart import start_again
+        from app.gui.restart import start_again
 
         if self.close() and not start_again():
             QMessageBox.warning(None, "DocDesk", self.tr("DocDesk could not start again: start it yourself."))

@@ -1,4 +1,4 @@
-"""Models: the catalog (engine/model_catalog.toml) with what each model does on this computer,
+"""Models: the catalog (engine/models/model_catalog.toml) with what each model does on this computer,
 read from its GGUF header on the Hub before anything is downloaded; Download with progress,
 speed, time left and Cancel; Use; and "Use a GGUF file I have…". Reached from the Models menu
 action, the first-run guide and Settings → Model.
@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .ops import Op, describe
-from .screen_fit import fit_dialog
-from .tasks import Workers
+from app.gui.ops import Op, describe
+from app.gui.screen_fit import fit_dialog
+from app.gui.tasks import Workers
 
 GIB = 1024**3
 COLUMNS = 6  # model, card, size, licence, thinking, on this computer
@@ -104,9 +104,8 @@ class ModelsDialog(QDialog):
         def work(ctx):
             from concurrent.futures import ThreadPoolExecutor
 
-            from engine.model_catalog import judge, load_catalog, read_remote, this_machine
-
-            from ..model_download import models_dir
+            from app.desk.model_download import models_dir
+            from engine.models.catalog import judge, load_catalog, read_remote, this_machine
 
             entries = load_catalog()
             ctx.progress(("entries", entries))
@@ -145,7 +144,7 @@ class ModelsDialog(QDialog):
             self._update_buttons()
 
     def _fill(self, entries) -> None:
-        from ..model_download import downloaded
+        from app.desk.model_download import downloaded
 
         self.entries = entries
         self.table.setRowCount(len(entries))
@@ -187,7 +186,7 @@ class ModelsDialog(QDialog):
         )
 
     def verdict_words(self, verdict) -> str:
-        """A verdict (engine/model_catalog.py), or the reason there is none, in the interface's language."""
+        """A verdict (engine/models/catalog.py), or the reason there is none, in the interface's language."""
         if isinstance(verdict, BaseException):
             if describe(verdict).startswith("cannot reach"):  # offline, or behind a proxy: one short line
                 return self.tr("Unknown: the Hub cannot be reached from here")
@@ -223,7 +222,7 @@ class ModelsDialog(QDialog):
         entry = self.entries[row]
 
         def work(ctx):
-            from ..model_download import download
+            from app.desk.model_download import download
 
             return download(entry, on_progress=ctx.progress, cancel=ctx.cancel)
 
@@ -294,7 +293,7 @@ class ModelsDialog(QDialog):
         """A GGUF file of the user's own: its header read (on a worker), its verdict shown, then used."""
 
         def work(_ctx):
-            from engine.model_catalog import judge, read_local, this_machine
+            from engine.models.catalog import judge, read_local, this_machine
 
             return judge(read_local(path), this_machine())
 
@@ -316,7 +315,7 @@ class ModelsDialog(QDialog):
 def open_models(window, settings_dialog=None) -> ModelsDialog:
     """The Models dialog over `window` (the main window): Use saves the setting and reloads the
     engine through its settings controller; from Settings, the dialog's GGUF field follows too."""
-    from ..model_download import use_model
+    from app.desk.model_download import use_model
 
     def use(path: Path) -> None:
         window.settings.apply(use_model(window.desk.settings, path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionProgressBar
 
-from .documents_model import PROGRESS
+from app.gui.documents_model import PROGRESS
 
 STEPS = 1000
 

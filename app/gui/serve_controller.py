@@ -13,8 +13,8 @@ import logging
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
-from ..serve.settings import ServeRefused, ServeSettings
-from ..services import DocDesk
+from app.desk.serve_settings import ServeRefused, ServeSettings
+from app.desk.services import DocDesk
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class ServeController(QObject):
         self.stop()
         if not settings.enabled:
             return
-        from ..serve.runner import BackgroundServer
+        from app.serve.runner import BackgroundServer
 
         server = BackgroundServer(self.desk, copy.deepcopy(settings))
         try:

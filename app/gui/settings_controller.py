@@ -7,12 +7,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QStatusBar, QWidget
 
-from ..services import DocDesk
-from ..settings import save_settings
-from .engine_controller import EngineController
-from .ops import Op, describe
-from .serve_controller import ServeController
-from .tasks import Workers
+from app.desk.services import DocDesk
+from app.desk.settings import save_settings
+from app.gui.engine_controller import EngineController
+from app.gui.ops import Op, describe
+from app.gui.serve_controller import ServeController
+from app.gui.tasks import Workers
 
 
 class SettingsController(QObject):
@@ -33,7 +33,7 @@ class SettingsController(QObject):
         self.dialog = None
 
     def open(self):
-        from .settings_dialog import SettingsDialog
+        from app.gui.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.desk.settings, self.window)
         dialog.test_requested.connect(lambda settings: self.test_model(settings, dialog))

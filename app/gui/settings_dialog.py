@@ -29,11 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.format_list import formats_phrase
+from app.gui.screen_fit import fit_dialog
 from engine.backends import registry
 from engine.backends.options import parse_options
-
-from .format_list import formats_phrase
-from .screen_fit import fit_dialog
 
 LANGUAGES = [("", "System / 系统"), ("en", "English"), ("zh_CN", "简体中文")]
 __all__ = ["SettingsDialog", "parse_options"]

@@ -7,11 +7,11 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QStatusBar, QWidget
 
-from ..services import DocDesk
-from .document_opener import DocumentOpener
-from .ops import Op, describe
-from .summary_panel import SummaryPanel
-from .tasks import Workers
+from app.desk.services import DocDesk
+from app.gui.document_opener import DocumentOpener
+from app.gui.ops import Op, describe
+from app.gui.summary_panel import SummaryPanel
+from app.gui.tasks import Workers
 
 
 class SummaryController(QObject):

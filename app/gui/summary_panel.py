@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from .screen_fit import fit_dialog
+from app.gui.screen_fit import fit_dialog
 
 
 def summary_markdown(summary) -> str:

@@ -26,10 +26,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.gui.screen_fit import fit_dialog
 from ingest.cjk import CJK_RANGES
 from ingest.records import PageOcr
-
-from .screen_fit import fit_dialog
 
 _CJK = re.compile(f"[{CJK_RANGES}]")
 
@@ -143,7 +142,7 @@ class CitationViewer(QDialog):
         self._select_result()
 
     def _image_view(self):
-        from .page_image import PageImageView
+        from app.gui.page_image import PageImageView
 
         if self.image_view is None:
             self.image_view = PageImageView()
@@ -168,7 +167,7 @@ class CitationViewer(QDialog):
 
     def _show_page_image(self, path: str, fmt: str, page: int, ocr: PageOcr, passage: str, page_text: str) -> bool:
         """The page image with the cited lines marked; False if the file cannot be rendered now."""
-        from .page_image import page_image
+        from app.gui.page_image import page_image
 
         try:
             image = page_image(path, fmt, page, ocr)
@@ -203,7 +202,7 @@ class CitationViewer(QDialog):
     def _show_text(self, pages_text: list[str], passage: str) -> None:
         """The document's text, the passage marked in yellow (an extra selection: it shows whether
         or not the view has the focus) and scrolled to."""
-        from .passage_marks import find_passage
+        from app.gui.passage_marks import find_passage
 
         self.stack.setCurrentWidget(self.text)
         text = "\n\n".join(pages_text)

@@ -1,7 +1,7 @@
 """An answer for the server, computed on a thread of its own while the event loop serves others.
 
 The engine is synchronous (retrieval, then a blocking token stream); the server is not. Each
-request gets one thread that reads DocDesk.answer's stream (app/answering.py), as every front
+request gets one thread that reads DocDesk.answer's stream (app/desk/answering.py), as every front
 door does, and hands every text piece to the event loop as it comes. Setting `cancel` stops the
 model at its next token.
 """
@@ -12,11 +12,10 @@ import asyncio
 import logging
 import threading
 
+from app.desk.answering import Answered, final_answer
+from app.serve.openai_format import ApiError, AskCall
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, EngineError, ModelNotFound
 from ingest.errors import IngestError
-
-from ..answering import Answered, final_answer
-from .openai_format import ApiError, AskCall
 
 log = logging.getLogger(__name__)
 

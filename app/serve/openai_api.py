@@ -20,12 +20,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from app.desk.serve_settings import ServeSettings, is_loopback_literal
+from app.serve.admission import Admission, Busy, Closing
+from app.serve.answering import AnswerRun, api_error_for
+from app.serve.openai_format import (
+    MODEL,
+    ApiError,
+    Reply,
+    decode_body,
+    model_card,
+    models_list,
+    parse_call,
+    sources_text,
+)
 from ingest.errors import LibraryError
-
-from .admission import Admission, Busy, Closing
-from .answering import AnswerRun, api_error_for
-from .openai_format import MODEL, ApiError, Reply, decode_body, model_card, models_list, parse_call, sources_text
-from .settings import ServeSettings, is_loopback_literal
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.desk.answering import Answered
+from app.desk.refs import MAX_DOC_IDS
 from engine.answer import Sampling, Turn
 from ingest.records import CitedSource
-
-from ..answering import Answered
-from ..refs import MAX_DOC_IDS
 
 MODEL = "docdesk"
 SOURCES_HEADING = "\n\nSources:\n"

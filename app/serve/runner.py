@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 
-from .settings import ServeRefused, ServeSettings, check_serve_settings
+from app.desk.serve_settings import ServeRefused, ServeSettings, check_serve_settings
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,8 @@ def base_url(settings: ServeSettings, sock: socket.socket | None = None) -> str:
 def _server(desk, settings: ServeSettings, slots: int):
     import uvicorn
 
-    from .guard import BACKLOG, KEEP_ALIVE_S, MAX_HEAD_BYTES, connection_limit, guarded_protocol
-    from .openai_api import create_app
+    from app.serve.guard import BACKLOG, KEEP_ALIVE_S, MAX_HEAD_BYTES, connection_limit, guarded_protocol
+    from app.serve.openai_api import create_app
 
     config = uvicorn.Config(
         create_app(desk, settings, slots),

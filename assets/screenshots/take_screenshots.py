@@ -52,8 +52,8 @@ def main(language: str) -> int:
 
     from app.gui.app import install_translator
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from engine.citations import shown_sources
 
     tmp = Path(tempfile.mkdtemp(prefix="docdesk-shots-"))

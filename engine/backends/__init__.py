@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .base import Backend, ChatRequest, GenerationStats, Message, ReasoningPiece
-from .registry import builder, listed_names
+from engine.backends.base import Backend, ChatRequest, GenerationStats, Message, ReasoningPiece
+from engine.backends.registry import builder, listed_names
 
 __all__ = [
     "BACKENDS",
@@ -35,7 +35,7 @@ class LlmSettings:
     model: str | None = None  # GGUF path (llama_cpp), served name (openai), HF id or folder (vllm)
     context: int | None = None
     gpu_layers: int = -1
-    threads: int | None = None  # llama.cpp's threads for decoding (None: engine/backends/threads.py decides)
+    threads: int | None = None  # llama.cpp's threads for decoding (None: engine/models/threads.py decides)
     threads_batch: int | None = None  # llama.cpp's threads for reading the prompt (None: as decided there)
     batch: int = 512
     flash_attention: bool | None = None

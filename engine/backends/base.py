@@ -13,7 +13,7 @@ Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content":
 class ReasoningPiece(str):
     """A piece of the model's reasoning that a server sends apart from its answer (OpenAI-compatible
     `reasoning_content` deltas: llama-server's --reasoning-format, vLLM's reasoning parsers).
-    Backends yield these beside plain `str` answer pieces; engine/thinking.py keeps them apart,
+    Backends yield these beside plain `str` answer pieces; engine/generation/thinking.py keeps them apart,
     with reasoning written inline as <think>…</think>."""
 
 

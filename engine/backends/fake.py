@@ -7,7 +7,7 @@ backends do: tokens stream one by one, `max_tokens` and stop strings cut the rep
 raises ContextTooLong, `GenerationStats` is filled, and no more than `max_concurrency`
 requests run at once. `backend = "fake"` in [llm] selects it; it is not offered to users.
 
-Thinking models, in each of the three ways they write (engine/thinking.py): a scripted reply
+Thinking models, in each of the three ways they write (engine/generation/thinking.py): a scripted reply
 may hold `<think>…</think>` (the tags in the text), begin inside its thinking with only
 `…</think>` (a template that opened the tag: pass `thinks=True`, as such a backend says), or the
 reasoning comes apart (`reasoning=`: streamed as ReasoningPiece before the reply, as a server's
@@ -27,13 +27,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, Cancelled, ContextTooLong
-from .base import ChatRequest, ReasoningPiece
-from .registry import register_backend
-from .stops import StopScanner
+from engine.backends.base import ChatRequest, ReasoningPiece
+from engine.backends.registry import register_backend
+from engine.backends.stops import StopScanner
+from engine.errors import BackendUnavailable, Cancelled, ContextTooLong
 
 if TYPE_CHECKING:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
 TOKEN = re.compile(r"\s*(?:[A-Za-z]+|[^\sA-Za-z])|\s+")
 Reply = str | Sequence[str] | Callable[[ChatRequest], str]
@@ -125,7 +125,7 @@ class FakeBackend:
                 self.warm_ups += 1
 
     def yes_probability(self, messages: list[dict]) -> float:
-        """A judge for reranking (engine/rerank.py): `judge(messages)` where the test gives one,
+        """A judge for reranking (engine/retrieval/rerank.py): `judge(messages)` where the test gives one,
         else the share of the question's words found in the passage."""
         self.judged.append(messages)
         if self.judge is not None:

@@ -14,17 +14,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..chat_template import FORCED_CLOSE, ChatTemplate, ChatTemplateError, ThinkingBudget
-from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
-from ..gguf_info import read_gguf
-from .base import ChatRequest
-from .llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
-from .registry import register_backend
-from .stops import StopScanner
-from .threads import plan_threads
+from engine.backends.base import ChatRequest
+from engine.backends.chat_template import FORCED_CLOSE, ChatTemplate, ChatTemplateError, ThinkingBudget
+from engine.backends.llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
+from engine.backends.registry import register_backend
+from engine.backends.stops import StopScanner
+from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
+from engine.models.gguf_info import read_gguf
+from engine.models.threads import plan_threads
 
 if TYPE_CHECKING:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ class LlamaCppBackend:
         def token_text(token: int) -> str:
             return vocab.detokenize([token], special=True).decode("utf-8", "ignore") if token >= 0 else ""
 
-        try:  # the GGUF's own template, as the model ships it (engine/chat_template.py)
+        try:  # the GGUF's own template, as the model ships it (engine/backends/chat_template.py)
             self._template = ChatTemplate(
                 self.info.chat_template,
                 bos_token=token_text(vocab.token_bos()),

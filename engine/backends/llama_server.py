@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, ModelNotFound
-from .managed_server import ManagedServer, choose_port
-from .registry import register_backend
-from .threads import plan_threads
+from engine.backends.managed_server import ManagedServer, choose_port
+from engine.backends.registry import register_backend
+from engine.errors import BackendUnavailable, ModelNotFound
+from engine.models.threads import plan_threads
 
 if TYPE_CHECKING:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
 MAX_SLOTS = 16
 CPU_SLOTS = 4  # without a GPU: batching still shares each weight read; more slots only add latency
@@ -36,7 +36,7 @@ class LlamaServerSettings:
     gpu_layers: int = -1
     flash_attention: bool | None = None  # None: on where a GPU is
     kv_cache: str | None = None  # None: f16 where every slot fits with it, else q8_0 (needs flash attention)
-    threads: int | None = None  # decode threads; None: engine/backends/threads.py decides
+    threads: int | None = None  # decode threads; None: engine/models/threads.py decides
     threads_batch: int | None = None  # prompt threads; None: as decided there
     port: int | None = None
     cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights; None: off on AMX CPUs (it segfaults there)
@@ -86,8 +86,8 @@ class ServerPlan:
 
 
 def plan_server(settings: LlamaServerSettings, gpus: list | None = None) -> ServerPlan:
-    from ..doctor import detect_gpus, server_kv_cache, slot_plan
-    from ..gguf_info import read_gguf
+    from engine.models.doctor import detect_gpus, server_kv_cache, slot_plan
+    from engine.models.gguf_info import read_gguf
 
     shape = read_gguf(settings.model)
     gpus = detect_gpus() if gpus is None else gpus
@@ -132,7 +132,7 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     threads = plan_threads(settings.threads, settings.threads_batch)
     command += ["--threads", str(threads.threads), "--threads-batch", str(threads.threads_batch)]
     command += reasoning_flags(settings.thinking, settings.thinking_budget)
-    from .llama_cpp import cpu_has_amx
+    from engine.backends.llama_cpp import cpu_has_amx
 
     # As in the in-process backend: llama.cpp's AMX repacking segfaults at the model's load on
     # AMX CPUs (llama.cpp #20824), so it is off there unless asked for.
@@ -158,7 +158,7 @@ def reasoning_flags(thinking: bool | None, budget: int | None) -> list[str]:
 class LlamaServer(ManagedServer):
     name = "llama_server"
     # llama-server continues a final assistant message: a reply cut mid-thought is answered with
-    # its thinking given back closed (engine/generate.py), whatever the template does.
+    # its thinking given back closed (engine/generation/generate.py), whatever the template does.
     continues_final_message = True
 
     @classmethod
@@ -166,7 +166,7 @@ class LlamaServer(ManagedServer):
         cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
     ) -> LlamaServer:
         """Started and healthy: the GGUF of [llm] model, else the bundled one."""
-        from .llama_cpp import bundled_model_path
+        from engine.backends.llama_cpp import bundled_model_path
 
         options = LlamaServerSettings(
             model=Path(settings.model).expanduser() if settings.model else bundled_model_path(),
@@ -190,7 +190,7 @@ class LlamaServer(ManagedServer):
         if not settings.model.is_file():
             raise ModelNotFound(f"model file not found: {settings.model} (set [llm] model to a .gguf file)")
         executable = find_executable(settings.executable)
-        self.model_file = settings.model  # the GGUF it serves (engine/query_translation.py judges its size)
+        self.model_file = settings.model  # the GGUF it serves (engine/retrieval/query_translation.py judges its size)
         self.plan = plan_server(settings, gpus)
         port = choose_port(settings.port)
         super().__init__(

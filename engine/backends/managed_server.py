@@ -20,8 +20,8 @@ import weakref
 from collections import deque
 from pathlib import Path
 
-from ..errors import BackendUnavailable, ServerError
-from .openai_http import OpenAIBackend
+from engine.backends.openai_http import OpenAIBackend
+from engine.errors import BackendUnavailable, ServerError
 
 log = logging.getLogger(__name__)
 _RUNNING: weakref.WeakSet = weakref.WeakSet()  # servers still up when Python exits are stopped then

@@ -11,12 +11,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
-from .base import ChatRequest, ReasoningPiece
-from .registry import register_backend
+from engine.backends.base import ChatRequest, ReasoningPiece
+from engine.backends.logprobs import yes_share
+from engine.backends.registry import register_backend
+from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
 
 if TYPE_CHECKING:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class OpenAIBackend:
         self._context_window = context_window
         self.on_stream_error = None  # a hook: the vLLM manager adds "the server process died"
         # Thinking models: [llm] thinking (None: the model's default) is sent as the chat template's
-        # enable_thinking; thinking_budget is kept by DocDesk (engine/generate.py) unless the
+        # enable_thinking; thinking_budget is kept by DocDesk (engine/generation/generate.py) unless the
         # server keeps it (llama-server's --reasoning-budget sets keeps_thinking_budget).
         self.thinking: bool | None = None
         self.thinking_budget: int | None = None
@@ -122,7 +123,7 @@ class OpenAIBackend:
 
     @property
     def thinks(self) -> bool | None:
-        """Whether a reply may begin inside its reasoning (engine/thinking.py): as set, else None
+        """Whether a reply may begin inside its reasoning (engine/generation/thinking.py): as set, else None
         (the model's name decides)."""
         return self.thinking
 
@@ -228,9 +229,7 @@ class OpenAIBackend:
 
     def yes_probability(self, messages: list[dict]) -> float:
         """The model's P(yes) / P(yes or no) for its first token of a reply to `messages`, from the
-        server's top log-probabilities (engine/rerank.py); 0.5 where it gives none."""
-        from ..rerank import yes_share
-
+        server's top log-probabilities (engine/retrieval/rerank.py); 0.5 where it gives none."""
         body = {
             "model": self.model,
             "messages": messages,

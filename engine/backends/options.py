@@ -101,7 +101,7 @@ class Choice:
 
 def default(name: str) -> object:
     """The LlmSettings default of field `name` (what an emptied widget means)."""
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
     for field in dataclasses.fields(LlmSettings):
         if field.name == name:
@@ -112,7 +112,7 @@ def default(name: str) -> object:
 
 
 def field_names() -> tuple[str, ...]:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
     return tuple(f.name for f in dataclasses.fields(LlmSettings))
 

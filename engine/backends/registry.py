@@ -24,8 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import EngineError
-from .options import (
+from engine.backends.options import (
     BATCH,
     CONTEXT,
     CPU_REPACK,
@@ -43,10 +42,11 @@ from .options import (
     Option,
     field_names,
 )
+from engine.errors import EngineError
 
 if TYPE_CHECKING:
-    from . import LlmSettings
-    from .base import Backend
+    from engine.backends import LlmSettings
+    from engine.backends.base import Backend
 
 
 class Builder(Protocol):

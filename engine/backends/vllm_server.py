@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, EngineError
-from .managed_server import ManagedServer, choose_port, free_port, port_in_use
-from .registry import register_backend
+from engine.backends.managed_server import ManagedServer, choose_port, free_port, port_in_use
+from engine.backends.registry import register_backend
+from engine.errors import BackendUnavailable, EngineError
 
 if TYPE_CHECKING:
-    from . import LlmSettings
+    from engine.backends import LlmSettings
 
 __all__ = ["VllmServer", "VllmSettings", "build_command", "free_port", "port_in_use"]
 
@@ -119,7 +119,7 @@ class VllmServer(ManagedServer):
         cls, settings: LlmSettings, *, log_dir: Path | None = None, has_bf16: bool | None = None
     ) -> VllmServer:
         """Started and healthy; half precision on GPUs without bf16 unless `has_bf16` says otherwise."""
-        from ..doctor import detect_gpus, pitfalls
+        from engine.models.doctor import detect_gpus, pitfalls
 
         if not settings.model and not settings.vllm.get("command"):
             raise EngineError("the vllm backend needs a model: set [llm] model to a Hugging Face id or folder")
@@ -131,7 +131,7 @@ class VllmServer(ManagedServer):
             has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))
         server = cls(options, log_dir or Path.cwd(), has_bf16)
         # Reasoning comes apart as reasoning_content where vLLM runs a reasoning parser
-        # ([llm] vllm = "reasoning_parser=qwen3"); engine/thinking.py splits it from the text otherwise.
+        # ([llm] vllm = "reasoning_parser=qwen3"); engine/generation/thinking.py splits it from the text otherwise.
         server.thinking, server.thinking_budget = settings.thinking, settings.thinking_budget
         return server.start()
 

@@ -20,7 +20,7 @@ import threading
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..errors import EmbeddingModelError
+from ingest.errors import EmbeddingModelError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ class _WordPieceCutter:
 
     @cached_property
     def _cutter(self):
-        from ..embedding import SentenceTransformerEmbedder
+        from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder()
 

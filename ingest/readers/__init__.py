@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..records import Page, ReadResult
-from .registry import (
+from ingest.readers.registry import (
     DocumentStream,
     Format,
     ReadRequest,
@@ -24,6 +23,7 @@ from .registry import (
     supported_formats_text,
     unregister_format,
 )
+from ingest.records import Page, ReadResult
 
 __all__ = [
     "DocumentStream",
@@ -47,7 +47,7 @@ def open_document(
     """Read `data`, the bytes of the file `path` (read from it when not given): the caller that
     hashed those bytes knows the text comes from exactly them. `ocr`: whether pages without a
     text layer are read by OCR (the formats whose table line says `ocr`)."""
-    from ..sniff import detect_format  # sniff asks the table in registry.py, which this package holds
+    from ingest.readers.sniff import detect_format  # sniff asks the table in registry.py, which this package holds
 
     data = path.read_bytes() if data is None else data
     return open_stream(ReadRequest(path, data, detect_format(path, data), password, ocr))

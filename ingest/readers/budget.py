@@ -15,7 +15,7 @@ it the time to embed it, is bounded for every file.
 
 from __future__ import annotations
 
-from ..chunking import MAX_DOCUMENT_CHARS
+from ingest.chunking import MAX_DOCUMENT_CHARS
 
 FLOOR_CHARS = 2_000_000  # any file may give this much text: a long book, ~1,500 passages
 CHARS_PER_BYTE = 100  # beyond the floor: characters of text per byte of the file on disk

@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..records import ReadResult
-from .budget import text_budget
-from .registry import ReadRequest, register_reader
-from .sheet_pages import MAX_CELL_CHARS, Row, SheetWriter
-from .text import TextStream, decode
+from ingest.readers.budget import text_budget
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.sheet_pages import MAX_CELL_CHARS, Row, SheetWriter
+from ingest.readers.text import TextStream, decode
+from ingest.records import ReadResult
 
 _SNIFF_CHARS = 64 * 1024  # csv.Sniffer's regular expressions are slow on long samples
 _DELIMITERS = ",;\t|"

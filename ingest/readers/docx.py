@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import DamagedDocument, IngestError
-from ..records import ReadResult
-from .registry import ReadRequest, register_reader
-from .text import text_to_result
-from .zipguard import checked_copy
+from ingest.errors import DamagedDocument, IngestError
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.text import text_to_result
+from ingest.readers.zipguard import checked_copy
+from ingest.records import ReadResult
 
 # What python-docx calls a document whose core properties are missing (it makes them up).
 _PLACEHOLDER_TITLE = "Word Document"

@@ -16,15 +16,15 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
-from ..normalize import normalize_text
-from ..records import Page, ReadResult
-from .budget import text_budget
-from .html import html_to_text
-from .registry import ReadRequest, register_reader
-from .text import SYNTHETIC_PAGE_CHARS, decode, paginate
-from .zip_package import ZipPackage
-from .zipguard import EPUB
+from ingest.errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
+from ingest.normalize import normalize_text
+from ingest.readers.budget import text_budget
+from ingest.readers.html import html_to_text
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.text import SYNTHETIC_PAGE_CHARS, decode, paginate
+from ingest.readers.zip_package import ZipPackage
+from ingest.readers.zipguard import EPUB
+from ingest.records import Page, ReadResult
 
 _OPF = "{http://www.idpf.org/2007/opf}"
 _DC = "{http://purl.org/dc/elements/1.1/}"

@@ -14,9 +14,9 @@ from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ..records import ReadResult
-from .registry import ReadRequest, register_reader
-from .text import decode, text_to_result
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.text import decode, text_to_result
+from ingest.records import ReadResult
 
 _HIDDEN = {"script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object"}
 _RAW_TEXT = {"script", "style"}  # html.parser reads their content as raw text, not tags

@@ -24,12 +24,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DamagedDocument, EmptyDocument, OversizedDocument
-from ..ocr import MAX_DECODE_PIXELS, OcrPage, ocr_image, ocr_tiles
-from ..records import Page
-from . import image_decode
-from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
-from .registry import ReadRequest, register_reader
+from ingest.errors import DamagedDocument, EmptyDocument, OversizedDocument
+from ingest.ocr import MAX_DECODE_PIXELS, OcrPage, ocr_image, ocr_tiles
+from ingest.readers import image_decode
+from ingest.readers.ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.records import Page
 
 _NAMES = {"PNG": "PNG", "JPEG": "JPEG", "MPO": "JPEG", "TIFF": "TIFF", "WEBP": "WebP"}
 MAX_FRAMES = 300  # pages of one image file read by OCR; a longer scan is better kept as a PDF

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..ocr import MAX_PIXELS, MAX_SIDE
+from ingest.ocr import MAX_PIXELS, MAX_SIDE
 
 MIN_SIDE = 16  # fewer pixels than this each way hold no legible character
 MAX_DECODE_BYTES = 512 * 1024 * 1024  # one decoded frame, before it is reduced

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ocr import OcrPage
-from ..records import PageOcr
-from .page_ranges import page_ranges
+from ingest.ocr import OcrPage
+from ingest.readers.page_ranges import page_ranges
+from ingest.records import PageOcr
 
-# How a user turns OCR back on when the caller had it off: the app's setting (app/settings.py)
+# How a user turns OCR back on when the caller had it off: the app's setting (app/desk/settings.py)
 # and its environment override.
 OCR_OFF_HINT = "turn OCR on to read scans ([ingest] ocr = true in config.toml, and DOCDESK_OCR not 0)"
 

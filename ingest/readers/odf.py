@@ -13,15 +13,15 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
-from ..normalize import normalize_text
-from ..records import Page, ReadResult
-from .budget import text_budget
-from .registry import ReadRequest, register_reader
-from .sheet_pages import Row, SheetWriter
-from .text import paginate
-from .zip_package import ZipPackage
-from .zipguard import OPENDOCUMENT
+from ingest.errors import DamagedDocument, EmptyDocument, EncryptedDocument, IngestError
+from ingest.normalize import normalize_text
+from ingest.readers.budget import text_budget
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.sheet_pages import Row, SheetWriter
+from ingest.readers.text import paginate
+from ingest.readers.zip_package import ZipPackage
+from ingest.readers.zipguard import OPENDOCUMENT
+from ingest.records import Page, ReadResult
 
 _NS = {
     "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",

@@ -8,12 +8,12 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DamagedDocument, EmptyDocument, EncryptedDocument
-from ..normalize import normalize_text
-from ..records import Page, ReadResult
-from .ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
-from .page_ranges import page_ranges
-from .registry import ReadRequest, register_reader
+from ingest.errors import DamagedDocument, EmptyDocument, EncryptedDocument
+from ingest.normalize import normalize_text
+from ingest.readers.ocr_pages import OCR_OFF_HINT, OcrTally, page_ocr
+from ingest.readers.page_ranges import page_ranges
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.records import Page, ReadResult
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def _garbage(text: str) -> bool:
 
 def _quiet_pypdf() -> None:
     # pypdf warns through `warnings` too; route them into logging, where the app decides
-    # that they go to the log file and not the terminal (app/logs.py).
+    # that they go to the log file and not the terminal (app/desk/logs.py).
     logging.captureWarnings(True)
 
 
@@ -164,7 +164,7 @@ class PdfStream:
     def _ocr_page(self, number: int, text_layer_whole: bool) -> Page | None:
         """The page rendered and read by OCR; None if rendering failed (the reason is kept) or the
         page holds nothing OCR could read beyond its text layer."""
-        from ..ocr import MAX_PIXELS, MAX_SIDE, ocr_image
+        from ingest.ocr import MAX_PIXELS, MAX_SIDE, ocr_image
 
         try:
             if self._rendered is None:

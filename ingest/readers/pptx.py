@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DamagedDocument, IngestError
-from ..normalize import normalize_text
-from ..records import Page, ReadResult
-from .registry import ReadRequest, register_reader
-from .sheet_pages import looks_like_header
-from .zipguard import POWERPOINT, checked_copy
+from ingest.errors import DamagedDocument, IngestError
+from ingest.normalize import normalize_text
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.sheet_pages import looks_like_header
+from ingest.readers.zipguard import POWERPOINT, checked_copy
+from ingest.records import Page, ReadResult
 
 # Titles that PowerPoint, python-pptx and templates leave in the core properties of a file
 # nobody titled: the first slide's title says more.

@@ -1,7 +1,7 @@
 """The one table of the formats DocDesk reads, and how a reader module registers for its format.
 
 Each format is declared once, in FORMATS below: its name (ReadResult.format), the label users
-see, its extensions, how its bytes are recognised (`Sniff`: ingest/sniff.py asks the table), the
+see, its extensions, how its bytes are recognised (`Sniff`: ingest/readers/sniff.py asks the table), the
 module that reads it, and what it can do (OCR, real or synthetic pages, a first line that may be
 the title). The module is imported only when a file of that format comes, so `import
 ingest.readers` loads none of them; on import it registers its reader:
@@ -25,8 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from ..errors import DamagedDocument, EmptyDocument, IngestError
-from ..records import Page, ReadResult
+from ingest.errors import DamagedDocument, EmptyDocument, IngestError
+from ingest.records import Page, ReadResult
 
 HEAD_BYTES = 8192  # sniffs look at this much of a file, and into a ZIP's directory
 FALLBACK = "text"  # content no sniff claims is read as plain text (when its name does not say otherwise)

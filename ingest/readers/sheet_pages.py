@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 
-from ..chunking import MAX_DOCUMENT_CHARS
-from ..normalize import normalize_text
-from ..records import Page
-from .text import SYNTHETIC_PAGE_CHARS
+from ingest.chunking import MAX_DOCUMENT_CHARS
+from ingest.normalize import normalize_text
+from ingest.readers.text import SYNTHETIC_PAGE_CHARS
+from ingest.records import Page
 
 # (row number as the user sees it, its cells as text: a list with "" for empty, or {column: text})
 Row = tuple[int, Sequence[str] | Mapping[int, str]]

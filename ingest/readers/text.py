@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..chunking import MAX_DOCUMENT_CHARS
-from ..errors import EmptyDocument, IngestError, UnsupportedFormat
-from ..normalize import normalize_text
-from ..records import Page, ReadResult
-from .registry import ReadRequest, register_reader
+from ingest.chunking import MAX_DOCUMENT_CHARS
+from ingest.errors import EmptyDocument, IngestError, UnsupportedFormat
+from ingest.normalize import normalize_text
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.records import Page, ReadResult
 
 # Formats without pages are cut into synthetic pages of about this many characters,
 # at paragraph ends, so citations still point somewhere a person can find.

@@ -20,12 +20,12 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DamagedDocument, IngestError
-from ..records import ReadResult
-from .budget import text_budget
-from .registry import ReadRequest, register_reader
-from .sheet_pages import Row, SheetWriter
-from .zipguard import EXCEL, checked_copy
+from ingest.errors import DamagedDocument, IngestError
+from ingest.readers.budget import text_budget
+from ingest.readers.registry import ReadRequest, register_reader
+from ingest.readers.sheet_pages import Row, SheetWriter
+from ingest.readers.zipguard import EXCEL, checked_copy
+from ingest.records import ReadResult
 
 # 15 significant digits is what Excel shows: 0.1 + 0.2 stored as 0.30000000000000004 reads 0.3.
 _DIGITS = 15

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 from lxml import etree
 
-from ..errors import DamagedDocument, OversizedDocument
-from .zipguard import Package, ZipLimits, checked_members, read_member
+from ingest.errors import DamagedDocument, OversizedDocument
+from ingest.readers.zipguard import Package, ZipLimits, checked_members, read_member
 
 
 class ZipPackage:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..errors import DamagedDocument, OversizedDocument
+from ingest.errors import DamagedDocument, OversizedDocument
 
 MB = 1024 * 1024
 

@@ -7,9 +7,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from ..errors import LibraryError
-from ..records import CitedSource
-from .library import Library
+from ingest.errors import LibraryError
+from ingest.records import CitedSource
+from ingest.store.library import Library
 
 
 @dataclass

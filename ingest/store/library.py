@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..chunking import page_starts
-from ..keywords import index_tokens
-from ..records import Chunks, Page
-from .open_errors import DB_NAME, storage_errors
-from .reads import PassageReads
-from .rows import (
+from ingest.chunking import page_starts
+from ingest.keywords import index_tokens
+from ingest.records import Chunks, Page
+from ingest.store.open_errors import DB_NAME, storage_errors
+from ingest.store.reads import PassageReads
+from ingest.store.rows import (
     COUNTS,
     DOC_COLUMNS,
     DocumentRow,
@@ -25,7 +25,7 @@ from .rows import (
     PassageRow,
     document_row,
 )
-from .schema import open_database
+from ingest.store.schema import open_database
 
 __all__ = ["DB_NAME", "DocumentRow", "FileRecord", "IndexedDocument", "Library", "PassageRow"]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import LibraryError
+from ingest.errors import LibraryError
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from ..keywords import fts_match_expression
-from ..records import Block, Page, PageOcr
-from .rows import PASSAGE_SELECT, PassageRow, passage_row
+from ingest.keywords import fts_match_expression
+from ingest.records import Block, Page, PageOcr
+from ingest.store.rows import PASSAGE_SELECT, PassageRow, passage_row
 
 
 class PassageReads:

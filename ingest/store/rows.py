@@ -6,7 +6,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from ..records import Chunks, ReadResult, page_label
+from ingest.records import Chunks, ReadResult, page_label
 
 
 @dataclass

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .library import Library
-from .open_errors import DB_NAME, read_only_connection
+from ingest.store.library import Library
+from ingest.store.open_errors import DB_NAME, read_only_connection
 
 log = logging.getLogger(__name__)
 

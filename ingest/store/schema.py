@@ -7,8 +7,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from ..errors import LibraryError
-from .open_errors import (
+from ingest.errors import LibraryError
+from ingest.store.open_errors import (
     DB_NAME,
     LibraryDamaged,
     LibraryFull,

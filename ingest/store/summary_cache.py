@@ -6,8 +6,8 @@ import hashlib
 import logging
 import time
 
-from .library import Library
-from .open_errors import LibraryFull, LibraryReadOnly
+from ingest.store.library import Library
+from ingest.store.open_errors import LibraryFull, LibraryReadOnly
 
 log = logging.getLogger(__name__)
 

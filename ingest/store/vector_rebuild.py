@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import ann
-from .library import Library
+from ingest.store import ann
+from ingest.store.library import Library
 
 log = logging.getLogger(__name__)
 

@@ -30,16 +30,16 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from . import ann
-from .library import Library
-from .open_errors import LibraryFull, LibraryReadOnly
-from .vector_file import read_verified, short_reason, write_index
-from .vector_rebuild import BackgroundRebuild, RebuildProgress
+from ingest.store import ann
+from ingest.store.library import Library
+from ingest.store.open_errors import LibraryFull, LibraryReadOnly
+from ingest.store.vector_file import read_verified, short_reason, write_index
+from ingest.store.vector_rebuild import BackgroundRebuild, RebuildProgress
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..embedding import Embedder
+    from ingest.embedding import Embedder
 
 log = logging.getLogger(__name__)
 

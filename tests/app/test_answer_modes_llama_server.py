@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.answering import final_answer
-from engine import query_translation
+from app.desk.answering import final_answer
 from engine.answer import AnswerSettings
+from engine.retrieval import query_translation
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.models
@@ -43,8 +43,8 @@ def library(tmp_path_factory, embedder):
 
 
 def desk_on(folder, embedder, backend, **answers):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(answer_tokens=32, **answers)

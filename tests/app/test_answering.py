@@ -1,4 +1,4 @@
-"""One way to answer: DocDesk.answer (app/answering.py) and the four front doors over it.
+"""One way to answer: DocDesk.answer (app/desk/answering.py) and the four front doors over it.
 
 The window, `docdesk ask`, `docdesk serve` and `docdesk mcp` only show what DocDesk.answer yields;
 the tests here hold them to it (structurally, and with a stand-in façade), check the façade on the
@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.answering import Answered, TextDelta, final_answer  # noqa: E402
+from app.desk.answering import Answered, TextDelta, final_answer  # noqa: E402
 from engine.backends import GenerationStats, LlmSettings  # noqa: E402
 from engine.citations import CITATION, cited_numbers, shown_sources  # noqa: E402
 from ingest.records import CitedSource  # noqa: E402
@@ -30,13 +30,13 @@ GUIDE = ROOT / "assets" / "samples" / "docdesk-guide.pdf"
 FRONT_DOORS = [
     "app/gui/chat_controller.py",
     "app/gui/chat_pane.py",
-    "app/cli.py",
+    "app/cli/main.py",
     "app/serve/answering.py",
     "app/serve/openai_api.py",
     "app/serve/openai_format.py",
-    "app/mcp_server.py",
+    "app/mcp/server.py",
 ]
-# What only app/answering.py may call: the steps of an answer, and the crash marker around them.
+# What only app/desk/answering.py may call: the steps of an answer, and the crash marker around them.
 LOWER_LEVEL = {"prepare", "generate", "stream", "answerer", "chat_session", "ask_question", "cited_sources"}
 
 
@@ -97,7 +97,7 @@ def test_no_front_door_assembles_an_answer_itself(path):
 
 
 def test_the_four_front_doors_call_the_facade():
-    for path in ("app/gui/chat_controller.py", "app/cli.py", "app/serve/answering.py", "app/mcp_server.py"):
+    for path in ("app/gui/chat_controller.py", "app/cli/main.py", "app/serve/answering.py", "app/mcp/server.py"):
         assert "answer" in {name for name, _ in _calls(path)}, path
     served = (ROOT / "app/serve/openai_api.py").read_text(encoding="utf-8")
     assert "__aenter__" not in served and "__aexit__" not in served
@@ -135,7 +135,7 @@ class StandInDesk:
 
 
 def test_docdesk_ask_prints_the_stream_and_the_shown_sources(capsys):
-    from app.cli import _cmd_ask
+    from app.cli.main import _cmd_ask
 
     desk = StandInDesk()
     args = Namespace(question=["Where", "do", "cats", "sleep?"], doc=None, new_chat=False, chat="c1", json=False)
@@ -153,7 +153,7 @@ def test_docdesk_ask_prints_the_stream_and_the_shown_sources(capsys):
 
 
 def test_mcp_ask_answers_through_the_facade_without_saving_a_chat():
-    from app.mcp_server import DocDeskTools
+    from app.mcp.server import DocDeskTools
 
     desk = StandInDesk()
     result = asyncio.run(DocDeskTools(desk).ask("Where do cats sleep?"))
@@ -165,8 +165,8 @@ def test_mcp_ask_answers_through_the_facade_without_saving_a_chat():
 def test_serve_answers_through_the_facade_streamed_and_not():
     import httpx
 
+    from app.desk.serve_settings import ServeSettings
     from app.serve.openai_api import create_app
-    from app.serve.settings import ServeSettings
 
     desk = StandInDesk()
     app = create_app(desk, ServeSettings(), slots=1)
@@ -234,8 +234,8 @@ def guide_library(tmp_path_factory, embedder):
 
 
 def desk_on(folder: Path, embedder, backend, guard=None):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     desk = DocDesk(Settings(library=folder), guard)
     desk._backend = backend
@@ -245,7 +245,7 @@ def desk_on(folder: Path, embedder, backend, guard=None):
 
 @pytest.mark.models
 def test_a_chat_answered_through_the_facade(guide_library, embedder, tmp_path):
-    from app.crash import CrashGuard
+    from app.desk.crash import CrashGuard
     from engine.backends.fake import FakeBackend
 
     guard = CrashGuard()

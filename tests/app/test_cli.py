@@ -114,7 +114,7 @@ def test_add_and_sync_print_plain_progress_lines_when_stderr_is_a_pipe(tmp_path)
 
 def test_list_does_not_import_torch(tmp_path):
     env = dict(os.environ, DOCDESK_HOME=str(tmp_path / "lib"))
-    code = "import sys; from app.cli import main; main(['list']); assert 'torch' not in sys.modules; assert 'faiss' not in sys.modules"
+    code = "import sys; from app.cli.main import main; main(['list']); assert 'torch' not in sys.modules; assert 'faiss' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=60)
 
 
@@ -282,8 +282,8 @@ def test_a_summary_killed_midway_resumes_from_its_cached_blocks(tmp_path):
 # The summarizer as `docdesk summarize` builds it, with pieces of 150 tokens.
 SUMMARIZE_IN_PIECES = """
 import json, sys
-from app.settings import load_settings
-from app.services import DocDesk
+from app.desk.settings import load_settings
+from app.desk.services import DocDesk
 from engine.summarize import Summarizer
 desk = DocDesk(load_settings())
 doc = next(d for d in desk.documents() if d.path.endswith(sys.argv[1]))

@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the window test, also w
 
 import pytest  # noqa: E402
 
-from app.crash import CrashGuard, report_previous  # noqa: E402
+from app.desk.crash import CrashGuard, report_previous  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 pytestmark = pytest.mark.models
@@ -26,9 +26,9 @@ CRASHING_ANSWER = textwrap.dedent(
     """
     import ctypes, sys
     from pathlib import Path
-    from app.crash import CrashGuard
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.crash import CrashGuard
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from engine.backends.fake import FakeBackend
 
     library, logs, question = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -46,8 +46,8 @@ CRASHING_ANSWER = textwrap.dedent(
 @pytest.fixture
 def crashed(tmp_path, embedder):
     """A library with one document, and a process that died answering a question about it."""
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     library, logs = tmp_path / "library", tmp_path / "logs"
     (tmp_path / "cats.txt").write_text("Cats sleep peacefully beside warm fireplaces in winter.", encoding="utf-8")
@@ -69,8 +69,8 @@ def crashed(tmp_path, embedder):
 
 
 def test_the_next_start_reports_the_crash_and_the_saved_question(crashed):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     library, logs = crashed
     assert list(logs.glob("session-*.json")), "the dead session left its marker"
@@ -110,9 +110,9 @@ def test_a_clean_exit_leaves_nothing_to_report(tmp_path):
 
 def test_the_window_shows_the_notice(crashed, qtbot):
     pytest.importorskip("pytestqt")
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
 
     library, logs = crashed
     notice = report_previous(logs)
@@ -131,7 +131,7 @@ def test_overlapping_blocks_on_two_threads_leave_the_marker_idle(tmp_path):
     import json
     import os
 
-    from app.crash import CrashGuard
+    from app.desk.crash import CrashGuard
 
     guard = CrashGuard()
     guard.start(tmp_path)

@@ -230,9 +230,9 @@ def test_the_window_says_the_library_is_read_only(read_only_library, request):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     pytest.importorskip("pytestqt")
     qtbot = request.getfixturevalue("qtbot")
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
 
     window = MainWindow(DocDesk(Settings(library=read_only_library)), warm_up=False)
     qtbot.addWidget(window)

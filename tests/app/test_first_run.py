@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 
 from types import SimpleNamespace  # noqa: E402
 
-from app.doctor_text import GIB, gpu_situation  # noqa: E402
+from app.desk.doctor_text import GIB, gpu_situation  # noqa: E402
 from app.gui.chat_pane import ChatPane  # noqa: E402
 from app.gui.first_run import FirstRunGuide  # noqa: E402
 from app.gui.format_list import formats_phrase  # noqa: E402
@@ -68,7 +68,7 @@ def test_the_gpu_sentence_says_what_runs_where_and_what_to_do(qapp):
 def test_the_check_runs_the_doctor_off_the_gui_thread(pane, qtbot, monkeypatch):
     import threading
 
-    import engine.doctor
+    import engine.models.doctor
     from app.gui.tasks import Workers
 
     threads = []
@@ -77,7 +77,7 @@ def test_the_check_runs_the_doctor_off_the_gui_thread(pane, qtbot, monkeypatch):
         threads.append(threading.current_thread())
         return {"gpus": [], "llama_cpp_gpu_offload": True}
 
-    monkeypatch.setattr(engine.doctor, "report", report)
+    monkeypatch.setattr(engine.models.doctor, "report", report)
     workers = Workers()
     try:
         pane.check_gpu(workers, SimpleNamespace(backend="llama_cpp", url=""))

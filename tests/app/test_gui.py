@@ -21,9 +21,9 @@ from PySide6.QtCore import (  # noqa: E402
 from PySide6.QtGui import QDragEnterEvent, QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings, config_path, load_settings  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings, config_path, load_settings  # noqa: E402
 from engine.answer import AnswerSettings  # noqa: E402
 from tests.conftest import CORPUS, SAMPLES  # noqa: E402
 

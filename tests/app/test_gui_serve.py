@@ -15,9 +15,9 @@ pytest.importorskip("pytestqt")
 
 import openai  # noqa: E402
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings, config_path, load_settings  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings, config_path, load_settings  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 
 pytestmark = pytest.mark.models

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.index_wait import finish_index_rebuild
-from app.services import DocDesk
-from app.settings import Settings
+from app.cli.index_wait import finish_index_rebuild
+from app.desk.services import DocDesk
+from app.desk.settings import Settings
 from ingest.store import ann
 from ingest.store.vectors import INDEX_NAME, VectorIndex
 from tests.ingest.test_approximate_index import _add_documents, _Named, small_thresholds  # noqa: F401

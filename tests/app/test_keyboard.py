@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QKeySequence, QShortcut  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
 from app.gui.settings_dialog import SettingsDialog  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from tests.app.test_library_pane import _doc  # noqa: E402
 
 

@@ -11,11 +11,11 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.documents_model import FORMAT, STATUS, TITLE  # noqa: E402
 from app.gui.library_pane import LibraryPane  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from tests.app.test_library_pane import _doc  # noqa: E402
 
 

@@ -14,9 +14,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from ingest.store.library import Library  # noqa: E402
 from tests.conftest import ROOT, SAMPLES  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""app/mcp_stdio.py on a real pipe: lines within the limit come through whole, a longer one is
+"""app/mcp/stdio.py on a real pipe: lines within the limit come through whole, a longer one is
 dropped as it comes and refused for its id (found at its start or its end), in bounded memory.
 `docdesk mcp` itself refusing a 50 MB line is tests/reliability/attacks_service.py's attack."""
 
@@ -11,7 +11,7 @@ import threading
 import anyio
 import pytest
 
-from app.mcp_stdio import BoundedLines, request_id
+from app.mcp.stdio import BoundedLines, request_id
 
 
 def _read_all(chunks: list[bytes], limit: int) -> tuple[list[str], list[tuple], int]:

@@ -34,7 +34,7 @@ from engine.backends import registry
 from engine.backends.fake import FakeBackend
 words = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26) for i in range(400))
 registry._BUILDERS["fake"] = lambda settings, **_: FakeBackend(words, token_delay=0.05)
-from app.cli import main
+from app.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

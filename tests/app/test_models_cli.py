@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.llama_cpp import bundled_model_path
-from engine.model_catalog import find, load_catalog
+from engine.models.catalog import find, load_catalog
 from tests.hub_server import FakeHub, sha256_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def env(hub, tmp_path):
 
 
 def docdesk(env, *argv, timeout=120, **kwargs):
-    command = [sys.executable, "-m", "app.cli", *argv]
+    command = [sys.executable, "-m", "app.cli.main", *argv]
     return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
@@ -102,7 +102,7 @@ def test_a_download_killed_with_kill_9_resumes_where_it_stopped(hub, env, tmp_pa
     hub.bytes_per_second = 10 << 20  # about 10 s for the whole file
     partial = tmp_path / "models" / "Qwen--Qwen3-4B-GGUF" / "Qwen3-4B-Q4_K_M.gguf.incomplete"
     first = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "models", "download", "qwen3-4b"],
+        [sys.executable, "-m", "app.cli.main", "models", "download", "qwen3-4b"],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60

@@ -9,10 +9,10 @@ import tomllib
 import pytest
 from PySide6.QtCore import QUrl
 
-from app.services import DocDesk
-from app.settings import Settings
+from app.desk.services import DocDesk
+from app.desk.settings import Settings
 from engine.backends.llama_cpp import bundled_model_path
-from engine.model_catalog import find, load_catalog
+from engine.models.catalog import find, load_catalog
 from tests.hub_server import FakeHub, sha256_of
 
 GGUF = bundled_model_path()
@@ -39,7 +39,7 @@ def all_read(dialog) -> bool:
 def test_the_dialog_lists_the_catalog_with_this_machines_verdicts(qtbot, hub, monkeypatch):
     import threading
 
-    import engine.model_catalog as catalog
+    import engine.models.catalog as catalog
     from app.gui.models_dialog import ModelsDialog
 
     threads, read = [], catalog.read_remote

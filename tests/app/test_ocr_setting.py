@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.services import DocDesk
-from app.settings import SettingsError, load_settings, save_settings
+from app.desk.services import DocDesk
+from app.desk.settings import SettingsError, load_settings, save_settings
 
 
 def test_ocr_is_on_by_default(tmp_path, monkeypatch):

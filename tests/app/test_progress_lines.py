@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from app.progress import ProgressBar
-from app.progress_lines import ProgressLines, progress_for
+from app.cli.progress import ProgressBar, progress_for
+from app.cli.progress_lines import ProgressLines
 from ingest.pipeline import Progress
 
 

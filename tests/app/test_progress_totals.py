@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
-from app.progress import ProgressBar  # noqa: E402
-from app.progress_lines import ProgressLines  # noqa: E402
+from app.cli.progress import ProgressBar  # noqa: E402
+from app.cli.progress_lines import ProgressLines  # noqa: E402
 from ingest.pipeline import Ingestor, Progress  # noqa: E402
 from ingest.reader_process import Pages, Reading, read_stream  # noqa: E402
 from ingest.store.library import Library  # noqa: E402

@@ -98,9 +98,9 @@ def test_format_names_are_chinese_where_they_are_words(qapp):
 def test_a_new_language_offers_a_restart_and_later_keeps_the_window(qtbot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings, load_settings
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings, load_settings
 
     monkeypatch.setenv("DOCDESK_CONFIG", str(tmp_path / "config.toml"))
     window = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
@@ -133,10 +133,10 @@ def test_a_new_language_offers_a_restart_and_later_keeps_the_window(qtbot, tmp_p
 
 
 def test_restart_starts_docdesk_again_after_the_window_closed(qtbot, tmp_path, monkeypatch):
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.gui import restart
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
 
     command = restart.restart_command()
     assert command[:3] == [sys.executable, "-m", "app"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.answering import final_answer
-from engine import query_translation
+from app.desk.answering import final_answer
 from engine.answer import AnswerSettings
 from engine.backends.fake import FakeBackend
+from engine.retrieval import query_translation
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.models
@@ -41,8 +41,8 @@ def translating_model() -> FakeBackend:
 
 
 def desk_on(folder, embedder, backend, mode="auto"):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(translate_queries=mode)

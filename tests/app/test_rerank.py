@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.answering import final_answer
-from engine import rerank
+from app.desk.answering import final_answer
 from engine.answer import AnswerSettings
 from engine.backends.fake import FakeBackend
+from engine.backends.logprobs import yes_share
+from engine.retrieval import rerank
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.models
@@ -30,8 +31,8 @@ def library(tmp_path_factory, embedder):
 
 
 def desk_on(folder, embedder, backend, mode):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(rerank=mode, context_tokens=400)
@@ -45,9 +46,9 @@ def test_yes_share_reads_the_first_tokens_log_probabilities():
     import math
 
     both = [{"token": "Yes", "logprob": math.log(0.6)}, {"token": " no", "logprob": math.log(0.2)}]
-    assert rerank.yes_share(both) == pytest.approx(0.75)
-    assert rerank.yes_share([{"token": "是", "logprob": 0.0}]) == 1.0
-    assert rerank.yes_share([{"token": "maybe", "logprob": 0.0}]) == 0.5
+    assert yes_share(both) == pytest.approx(0.75)
+    assert yes_share([{"token": "是", "logprob": 0.0}]) == 1.0
+    assert yes_share([{"token": "maybe", "logprob": 0.0}]) == 0.5
 
 
 def test_the_judged_passages_are_reordered_before_the_context(library, embedder):
@@ -103,7 +104,7 @@ def test_auto_stops_reranking_where_it_is_slow(library, embedder, monkeypatch):
 
 def test_a_null_log_probability_counts_as_none():
     # llama-server writes a -inf log-probability (a token the model rules out) as null
-    assert rerank.yes_share([{"token": "yes", "logprob": None}, {"token": "no", "logprob": 0.0}]) == 0.0
+    assert yes_share([{"token": "yes", "logprob": None}, {"token": "no", "logprob": 0.0}]) == 0.0
 
 
 def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities(tmp_path):

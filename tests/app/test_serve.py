@@ -23,10 +23,10 @@ import httpx
 import openai
 import pytest
 
+from app.desk.serve_settings import ServeSettings
 from app.serve.admission import Admission, Busy
 from app.serve.openai_format import ApiError, parse_call
 from app.serve.runner import BackgroundServer
-from app.serve.settings import ServeSettings
 from engine.backends.fake import FakeBackend
 from engine.errors import BackendUnavailable
 
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "assets" / "samples" / "docdesk-guide.pdf"
 GUIDE_ZH = ROOT / "assets" / "samples" / "docdesk-guide-zh.pdf"
 QUESTION = "Which Python version does DocDesk need?"
-# 400 different words: a reply that repeats itself is cut short as a loop (engine/generate.py)
+# 400 different words: a reply that repeats itself is cut short as a loop (engine/generation/generate.py)
 LONG_REPLY = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26) for i in range(400))
 
 
@@ -52,8 +52,8 @@ def library_folder(tmp_path_factory, embedder):
 
 
 def desk_with(folder: Path, backend, embedder):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     desk = DocDesk(Settings(library=folder))
     desk._backend = backend  # the backend under test, instead of the configured one
@@ -442,7 +442,7 @@ def test_bodies_python_cannot_keep_are_400_and_the_server_goes_on(library_folder
 def test_a_question_with_a_lone_surrogate_does_not_break_the_crash_marker(tmp_path):
     import os
 
-    from app.crash import CrashGuard
+    from app.desk.crash import CrashGuard
 
     guard = CrashGuard()
     guard.start(tmp_path)

@@ -19,10 +19,10 @@ import httpx
 import pytest
 import uvicorn
 
+from app.desk.serve_settings import ServeSettings
 from app.serve.guard import connection_limit, guarded_protocol
 from app.serve.openai_api import check_caller, read_body
 from app.serve.openai_format import ApiError
-from app.serve.settings import ServeSettings
 
 
 async def _app(scope, receive, send) -> None:

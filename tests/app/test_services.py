@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.services import DocDesk
-from app.settings import Settings
+from app.desk.services import DocDesk
+from app.desk.settings import Settings
 from ingest.pipeline import Ingestor
 from ingest.store.library import Library
 

@@ -14,8 +14,8 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.settings_dialog import SettingsDialog  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from engine.backends import LlmSettings, registry  # noqa: E402
 
 CONFIGS = {  # a config.toml [llm] for each line, every field away from its default

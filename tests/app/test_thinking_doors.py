@@ -16,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.answering import final_answer  # noqa: E402
+from app.desk.answering import final_answer  # noqa: E402
 from engine.backends.fake import FakeBackend  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 
@@ -45,8 +45,8 @@ def guide_library(tmp_path_factory, embedder):
 
 
 def desk_with(folder, embedder, backend):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     desk = DocDesk(Settings(library=folder))
     desk._backend = backend
@@ -78,7 +78,7 @@ def test_the_facade_keeps_the_reasoning_apart_and_the_chat_holds_the_answer(styl
 
 @pytest.mark.parametrize("style", STYLES)
 def test_docdesk_ask_prints_the_answer_and_json_has_the_reasoning(style, guide_library, embedder, capsys):
-    from app.cli import _cmd_ask
+    from app.cli.main import _cmd_ask
 
     desk = desk_with(guide_library, embedder, STYLES[style]())
     args = Namespace(question=QUESTION.split(), doc=None, new_chat=True, chat=None, json=False, verbose=False)
@@ -100,8 +100,8 @@ def test_docdesk_ask_prints_the_answer_and_json_has_the_reasoning(style, guide_l
 def _serve(desk, bodies: list[dict]) -> list:
     import httpx
 
+    from app.desk.serve_settings import ServeSettings
     from app.serve.openai_api import create_app
-    from app.serve.settings import ServeSettings
 
     app = create_app(desk, ServeSettings(), slots=1)
 
@@ -161,7 +161,7 @@ def test_serve_honours_max_tokens_temperature_top_p_stop_and_seed(guide_library,
 
 @pytest.mark.parametrize("style", STYLES)
 def test_mcp_returns_the_answer_alone(style, guide_library, embedder):
-    from app.mcp_server import DocDeskTools
+    from app.mcp.server import DocDeskTools
 
     desk = desk_with(guide_library, embedder, STYLES[style]())
     try:
@@ -226,7 +226,7 @@ def test_while_it_thinks_the_transcript_says_so_and_a_restart_clears_it(qtbot):
 
 @pytest.mark.parametrize("style", STYLES)
 def test_docdesk_chat_prints_the_answer_alone(style, guide_library, embedder, capsys):
-    from app.cli_chat import cmd_chat
+    from app.cli.chat import cmd_chat
 
     desk = desk_with(guide_library, embedder, STYLES[style]())
     args = Namespace(message=["hi"], max_tokens=200, json=False, verbose=False)

@@ -14,8 +14,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.cli_parser import build_parser  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.cli.parser import build_parser  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from engine.backends import ChatRequest, LlmSettings, create_backend, registry  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 

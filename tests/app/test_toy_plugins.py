@@ -13,8 +13,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.cli_parser import build_parser  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.cli.parser import build_parser  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from engine.backends import registry as backends  # noqa: E402
 from ingest.readers.registry import unregister_format  # noqa: E402
 from tests.app.test_toy_backend import spec_hidden_imports  # noqa: E402
@@ -44,7 +44,7 @@ def test_the_command_line_lists_both(toys):
 
 
 def test_the_mcp_instructions_list_the_format(toys):
-    from app.mcp_server import instructions
+    from app.mcp.server import instructions
 
     assert "Toy notes" in instructions()
 

@@ -10,9 +10,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.viewer import CitationViewer  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 
 pytestmark = pytest.mark.models

@@ -13,9 +13,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from engine.backends.fake import FakeBackend  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 

@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from app.answering import final_answer  # noqa: E402
+from app.desk.answering import final_answer  # noqa: E402
 from engine.answer import AnswerSettings  # noqa: E402
 from engine.backends.fake import FakeBackend  # noqa: E402
 from tests.conftest import CORPUS, SAMPLES  # noqa: E402
@@ -33,8 +33,8 @@ def library(tmp_path_factory, embedder):
 
 
 def desk_on(folder, embedder, backend, context_tokens=6000):
-    from app.services import DocDesk
-    from app.settings import Settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(context_tokens=context_tokens)

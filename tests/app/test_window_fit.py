@@ -18,10 +18,10 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QRect, QSize  # noqa: E402
 
+from app.desk.services import DocDesk  # noqa: E402
+from app.desk.settings import Settings  # noqa: E402
 from app.gui import screen_fit  # noqa: E402
 from app.gui.main_window import MainWindow  # noqa: E402
-from app.services import DocDesk  # noqa: E402
-from app.settings import Settings  # noqa: E402
 
 PROBE = Path(__file__).with_name("window_fit_probe.py")
 ROOT = PROBE.parents[2]

@@ -68,9 +68,9 @@ def main(argv: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(argv[:1])
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
 
     home = Path(tempfile.mkdtemp())
     os.environ["DOCDESK_CONFIG"] = str(home / "config.toml")  # window.ini beside it: a first start

@@ -24,13 +24,13 @@ QUESTIONS = [*QUERIES, "What is the official language of Austria?", "V100 支持
 
 
 def main() -> int:
-    from app.logs import setup_logging
+    from app.desk.logs import setup_logging
 
     setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")
     from engine.answer import Answerer
     from engine.backends.llama_cpp import LlamaCppBackend
-    from engine.retrieve import HybridRetriever
-    from ingest.embedding import SentenceTransformerEmbedder
+    from engine.retrieval.retrieve import HybridRetriever
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     with tempfile.TemporaryDirectory(prefix="docdesk-answer-") as tmp:

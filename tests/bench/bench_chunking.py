@@ -74,7 +74,7 @@ def pages_of(source: str, kind: str, chars: int):
 
 def run_one(source_file: str, kind: str, megabytes: float) -> dict:
     from ingest.chunking import Chunker
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     source = Path(source_file).read_text(encoding="utf-8")
     embedder = SentenceTransformerEmbedder()  # its tokenizer only: no torch

@@ -25,8 +25,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> int:
-    from engine import zh_en_dictionary
-    from engine.retrieve import HybridRetriever
+    from engine.retrieval import zh_en_dictionary
+    from engine.retrieval.retrieve import HybridRetriever
     from tests.eval.calibrate_relevance import open_library
 
     parser = argparse.ArgumentParser()

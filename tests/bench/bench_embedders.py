@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def corpus_passages() -> list[str]:
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
@@ -40,7 +40,7 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ingest.embedding import bundled_model_path
+    from ingest.embedders.sentence_transformer import bundled_model_path
 
     texts = corpus_passages()
     path = str(bundled_model_path())

@@ -217,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
 
-    from engine.doctor import detect_gpus, vram_needed
-    from engine.gguf_info import read_gguf
+    from engine.models.doctor import detect_gpus, vram_needed
+    from engine.models.gguf_info import read_gguf
 
     gpus = detect_gpus()
     results: dict = {

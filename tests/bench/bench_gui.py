@@ -51,9 +51,9 @@ def stalls() -> dict:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.gui.main_window import MainWindow
-    from app.services import DocDesk
-    from app.settings import Settings
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:

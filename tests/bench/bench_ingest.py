@@ -36,7 +36,7 @@ def cli(library: Path, *args: str) -> float:
 
 def bench_corpus(work: Path, repeats: int = 2) -> dict:
     """Best of `repeats` for both sides: this VM's speed drifts by 20-30% from minute to minute."""
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
@@ -146,7 +146,7 @@ def bench_list_1000(work: Path) -> dict:
 
 
 def main() -> int:
-    from app.logs import setup_logging
+    from app.desk.logs import setup_logging
 
     setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")  # pypdf's warnings to the log
     with tempfile.TemporaryDirectory(prefix="docdesk-bench-") as tmp:

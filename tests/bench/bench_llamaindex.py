@@ -32,7 +32,7 @@ def main() -> int:
     from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
-    from ingest.embedding import bundled_model_path
+    from ingest.embedders.sentence_transformer import bundled_model_path
 
     embed_model = HuggingFaceEmbedding(model_name=str(bundled_model_path()), device="cpu")
     embed_model.get_text_embedding("warm up")

@@ -9,7 +9,7 @@ Starts `llama-server` (DocDesk's llama_server backend; `make llama-server` build
 given GGUF (default: the bundled SmolLM2-135M, whose translations are noise: it measures time
 only), then for each question of tests/eval/questions_zh.json times the translation into English
 (uncached; with the tokens it generated against its cap) and the judging of 8 passages
-(engine/rerank.py, in the server's slots) beside the answer's own first token and total, and
+(engine/retrieval/rerank.py, in the server's slots) beside the answer's own first token and total, and
 prints the ratios. One question is asked first and not counted (the server's first requests).
 The answer's context starts differently for each question, so no answer reuses another's cached
 prompt. Writes --out, else tests/bench/results/query-translation-<cpu|gpu>.json.
@@ -38,10 +38,10 @@ RERANKED = 8  # passages judged per question (engine/rerank.TOP)
 
 
 def main() -> int:
-    from engine import query_translation, rerank
     from engine.backends import ChatRequest, LlmSettings, create_backend
-    from engine.doctor import detect_gpus
-    from engine.generate import complete
+    from engine.generation.generate import complete
+    from engine.models.doctor import detect_gpus
+    from engine.retrieval import query_translation, rerank
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", help="a GGUF file (default: the bundled model)")

@@ -142,7 +142,7 @@ def main() -> int:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ingest.embedding import SentenceTransformerEmbedder, bundled_model_path
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder, bundled_model_path
     from tests.bench.bench_embedders import corpus_passages
 
     torch.set_num_threads(THREADS)

@@ -52,7 +52,7 @@ def queries() -> list[str]:
 
 
 def build(folder: Path, target: int) -> float:
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.store.vectors import VectorIndex
     from tests.bench import bench_search
 
@@ -88,7 +88,7 @@ def best_of_3_ms(run, *args) -> float:
 
 def reopen(folder: Path, embedder):
     """(library, retriever, seconds): the library opened and its first search answered."""
-    from engine.retrieve import HybridRetriever
+    from engine.retrieval.retrieve import HybridRetriever
     from ingest.store.library import Library
 
     started = time.perf_counter()
@@ -100,7 +100,7 @@ def reopen(folder: Path, embedder):
 
 def reopen_at_once(folder: Path) -> float:
     """Reopening in a fresh process while the kernel still writes out the gigabytes just built."""
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     embedder.encode(["warm up"])
@@ -113,7 +113,7 @@ def measure(folder: Path) -> dict:
     """Run in a fresh process: reopen, latencies, keyword timings, the dense top 10s, peak RSS."""
     import numpy as np
 
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.keywords import query_tokens
 
     embedder = SentenceTransformerEmbedder()
@@ -176,7 +176,7 @@ def recall_at_10(folder: Path, dense_top: list[list[int]], query_vectors) -> flo
 
 def index_build_s(folder: Path) -> float:
     """The approximate index made from SQLite alone (the file gone), timed to the end."""
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.store.library import Library
     from ingest.store.vectors import VectorIndex
 
@@ -219,7 +219,7 @@ def main() -> int:
     if args.reopen:
         print(json.dumps(reopen_at_once(args.reopen)))
         return 0
-    from app.logs import setup_logging
+    from app.desk.logs import setup_logging
 
     setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")
     folder = args.library or Path(tempfile.mkdtemp(prefix="docdesk-scale-"))

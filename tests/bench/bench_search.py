@@ -92,11 +92,11 @@ def add_synthetic(library, embed_model: str, target: int) -> None:
 
 
 def main() -> int:
-    from app.logs import setup_logging
+    from app.desk.logs import setup_logging
 
     setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")  # pypdf's warnings to the log
-    from engine.retrieve import HybridRetriever
-    from ingest.embedding import SentenceTransformerEmbedder
+    from engine.retrieval.retrieve import HybridRetriever
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     with tempfile.TemporaryDirectory(prefix="docdesk-search-") as tmp:

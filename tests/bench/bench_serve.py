@@ -78,10 +78,10 @@ def stats(values: list[float]) -> dict:
 def bench(backend_name: str, library: Path, rounds: int) -> dict:
     import openai
 
+    from app.desk.serve_settings import ServeSettings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.serve.runner import BackgroundServer
-    from app.serve.settings import ServeSettings
-    from app.services import DocDesk
-    from app.settings import Settings
 
     settings = Settings(library=library)
     if backend_name == "fake":
@@ -140,7 +140,7 @@ def main() -> None:
         from engine.backends.llama_cpp import load_native_library
 
         load_native_library()
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 

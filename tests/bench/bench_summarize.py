@@ -30,7 +30,7 @@ BOOK = ROOT / "tests" / "data" / "corpus" / "pdf-samples" / "009-pdflatex-geotop
 def bench_book(results: dict) -> None:
     from engine.backends.llama_cpp import LlamaCppBackend
     from engine.summarize import Summarizer
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
     from tests.counting import CountingBackend
@@ -77,7 +77,7 @@ def bench_scheduling(results: dict, delay: float = 0.5, slots: int = 4) -> None:
     from engine.backends.openai_http import OpenAIBackend
     from engine.summarize import Summarizer
     from ingest.chunking import Chunker
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
     from tests.counting import CountingBackend
@@ -120,7 +120,7 @@ def main() -> int:
     parser.add_argument("--skip-book", action="store_true")
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args()
-    from app.logs import setup_logging
+    from app.desk.logs import setup_logging
 
     setup_logging(folder=Path(tempfile.gettempdir()) / "docdesk-bench-logs")
     results: dict = {}

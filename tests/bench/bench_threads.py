@@ -33,7 +33,7 @@ Measured on this project's 2-core AMD EPYC (KVM, no SMT), `python tests/bench/be
 | embedder | 2 | 1 | 35.0 (25.7-40.8) | 59.2 (43.5-108.9) |
 | embedder | 2 | 2 | 32.4 (29.0-45.8) | 70.4 (67.6-148.7) |
 
-So the default (engine/backends/threads.py) decodes on the physical cores less one and reads
+So the default (engine/models/threads.py) decodes on the physical cores less one and reads
 prompts on all CPUs: here threads 1, threads_batch 2. Decode depends on `threads` only and the
 prompt on `threads_batch` only, so each column is four samples of two settings; the spread under
 load is wide, and the embedder load slows every setting about alike.
@@ -63,7 +63,7 @@ SPIN = "import time\nwhile True:\n    sum(i * i for i in range(10000))\n"
 EMBED = """
 import sys, time
 sys.path.insert(0, {root!r})
-from ingest.embedding import SentenceTransformerEmbedder
+from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 model = SentenceTransformerEmbedder()
 model.warm_up()
 texts = [{passage!r} * 3 + str(i) for i in range(16)]
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from engine.backends.threads import physical_cores, plan_threads, usable_cpus
+    from engine.models.threads import physical_cores, plan_threads, usable_cpus
 
     started = time.perf_counter()
     rows = measure(args.loads.split(","), args.reps, args.max_tokens)

@@ -84,10 +84,10 @@ def rss_mb(pid: int) -> float:
 # -- the server ---------------------------------------------------------------------------------------
 def _serve_fake(library: str, delay: float, slots: int, queue: int) -> None:
     """In the server process: `docdesk serve` on the library with the fake backend."""
+    from app.desk.serve_settings import ServeSettings
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings
     from app.serve.runner import serve_until_stopped
-    from app.serve.settings import ServeSettings
-    from app.services import DocDesk
-    from app.settings import Settings
     from engine.backends.fake import FakeBackend
 
     words = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26 % 26) for i in range(60))

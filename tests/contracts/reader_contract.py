@@ -38,8 +38,8 @@ import pytest
 from ingest.errors import IngestError, OversizedDocument
 from ingest.readers import DocumentStream, finish_result, open_document, reader_modules, supported_formats
 from ingest.readers.registry import WholeDocument, format_named, reader_for
+from ingest.readers.sniff import detect_format
 from ingest.records import ReadResult, page_label
-from ingest.sniff import detect_format
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

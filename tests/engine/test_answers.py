@@ -12,7 +12,7 @@ from engine.answer import Answerer, AnswerSettings
 from engine.backends.fake import FakeBackend
 from engine.chat import ChatSession
 from engine.prompts import REWRITE_SYSTEM
-from engine.retrieve import HybridRetriever
+from engine.retrieval.retrieve import HybridRetriever
 from ingest.pipeline import Ingestor
 from ingest.store.chats import ChatStore
 from ingest.store.library import Library

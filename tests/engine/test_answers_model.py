@@ -7,7 +7,7 @@ import pytest
 from engine.answer import Answerer, AnswerSettings
 from engine.chat import ChatSession
 from engine.prompts import NOTHING_FOUND
-from engine.retrieve import HybridRetriever
+from engine.retrieval.retrieve import HybridRetriever
 from ingest.pipeline import Ingestor
 from ingest.store.chats import ChatStore
 from ingest.store.library import Library

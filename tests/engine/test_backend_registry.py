@@ -27,7 +27,7 @@ def test_the_offered_names_are_the_listed_built_ins():
 
 
 def test_the_command_line_offers_the_same_backends(capsys):
-    from app.cli_parser import build_parser
+    from app.cli.parser import build_parser
 
     for name in BACKENDS:
         assert build_parser().parse_args(["chat", "--backend", name, "hi"]).backend == name

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import bilingual_keywords, zh_en_dictionary
-from engine.retrieve import HybridRetriever
+from engine.retrieval import bilingual_keywords, zh_en_dictionary
+from engine.retrieval.retrieve import HybridRetriever
 
 pytestmark = pytest.mark.models
 
@@ -117,7 +117,7 @@ def test_a_concept_is_held_by_its_word_or_by_a_whole_english_sense():
 
 
 def test_relevance_counts_a_chinese_questions_words_found_in_english(rust_book):
-    from engine.relevance import keyword_coverages
+    from engine.retrieval.relevance import keyword_coverages
 
     library, retriever = rust_book
     question = "Rust 的所有权规则有哪几条？"
@@ -129,7 +129,7 @@ def test_relevance_counts_a_chinese_questions_words_found_in_english(rust_book):
 
 
 def test_the_passage_holding_every_word_of_the_question_leads(rust_book, monkeypatch):
-    from engine import retrieve
+    from engine.retrieval import retrieve
 
     library, retriever = rust_book
     question = "What is the vectors.faiss file for?"  # the dense channel prefers Rust's Vec passages

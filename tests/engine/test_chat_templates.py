@@ -2,7 +2,7 @@
 see its README.md for where each came from): the instructions, every source with its label, and
 the question arrive in order; Gemma gets the instructions in its first user turn; Qwen3 with
 thinking off renders its empty think block; the generation prompt is there. The last tests run the
-bundled SmolLM2 in process and check that llama_cpp.py renders through engine/chat_template.py."""
+bundled SmolLM2 in process and check that llama_cpp.py renders through engine/backends/chat_template.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.base import ChatRequest
-from engine.chat_template import FORCED_CLOSE, ChatTemplate, ThinkingBudget
+from engine.backends.chat_template import FORCED_CLOSE, ChatTemplate, ThinkingBudget
 from engine.prompts import answer_messages, format_source
 from tests.conftest import ROOT, SAMPLES
 

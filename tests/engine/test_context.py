@@ -6,10 +6,10 @@ import pytest
 
 from engine.answer import cited_numbers, page_reference
 from engine.citations import attribute
-from engine.context import build_sources
 from engine.prompts import answer_messages, defuse, format_source, question_language
-from engine.relevance import judge
-from engine.retrieve import HybridRetriever, dense_weight
+from engine.retrieval.context import build_sources
+from engine.retrieval.relevance import judge
+from engine.retrieval.retrieve import HybridRetriever, dense_weight
 
 pytestmark = pytest.mark.models  # the corpus library is embedded with the real model
 

@@ -7,8 +7,17 @@ import json
 import pytest
 
 from engine.backends.llama_cpp import bundled_model_path
-from engine.doctor import GIB, OVERHEAD_BYTES, Gpu, kv_bytes_per_token, pitfalls, plan_memory, read_model_shape, report
 from engine.errors import ModelNotFound
+from engine.models.doctor import (
+    GIB,
+    OVERHEAD_BYTES,
+    Gpu,
+    kv_bytes_per_token,
+    pitfalls,
+    plan_memory,
+    read_model_shape,
+    report,
+)
 
 QWEN25_32B = {  # config.json of Qwen/Qwen2.5-32B-Instruct
     "architectures": ["Qwen2ForCausalLM"],
@@ -91,7 +100,7 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
         key = command[1] if len(command) > 1 else ""
         return subprocess.CompletedProcess(command, 0, stdout=outputs[key], stderr="")
 
-    import engine.doctor as doctor
+    import engine.models.doctor as doctor
 
     monkeypatch.setattr(doctor.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
     gpus = doctor.detect_gpus(run=run)
@@ -99,8 +108,8 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
 
 
 def test_the_doctor_reports_the_threads_and_where_they_came_from():
-    from app.doctor_text import render
-    from engine.backends.threads import default_threads, physical_cores, usable_cpus
+    from app.desk.doctor_text import render
+    from engine.models.threads import default_threads, physical_cores, usable_cpus
 
     automatic = report(None, None, None, gpus=[])["threads"]
     decode, batch, why = default_threads()
@@ -114,7 +123,7 @@ def test_the_doctor_reports_the_threads_and_where_they_came_from():
 
 
 def test_the_thread_default_is_computed_from_the_machine(tmp_path):
-    from engine.backends.threads import default_threads, physical_cores, usable_cpus
+    from engine.models.threads import default_threads, physical_cores, usable_cpus
 
     cpuinfo = tmp_path / "cpuinfo"
     # Two packages of two cores, each core with two hyper-threads: 4 physical cores.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.backends import ChatRequest
 from engine.backends.fake import FakeBackend
-from engine.generate import complete
+from engine.generation.generate import complete
 
 PHRASE = " ".join(f"word{i}" for i in range(40))  # well over the 120 characters a loop is known by
 LOOPING = " ".join([PHRASE] * 6)

@@ -8,7 +8,7 @@ import pytest
 
 from engine.backends.llama_cpp import bundled_model_path
 from engine.errors import ModelLoadError
-from engine.gguf_info import read_gguf, read_metadata
+from engine.models.gguf_info import read_gguf, read_metadata
 from tests.native import run_child
 
 
@@ -19,7 +19,7 @@ def test_reading_the_header_leaves_the_file_unmapped_unlike_the_gguf_package():
         import gc, json
         from pathlib import Path
         from engine.backends.llama_cpp import bundled_model_path
-        from engine.gguf_info import read_gguf
+        from engine.models.gguf_info import read_gguf
         path = bundled_model_path()
         mapped = lambda: str(path) in Path("/proc/self/maps").read_text()
         read_gguf(path)
@@ -62,7 +62,7 @@ def test_a_file_cut_anywhere_is_named_damaged(tmp_path):
 def test_the_block_table_is_ggmls():
     from gguf.constants import GGML_QUANT_SIZES
 
-    from engine.gguf_info import GGML_BLOCKS
+    from engine.models.gguf_info import GGML_BLOCKS
 
     assert {int(k): v for k, v in GGML_QUANT_SIZES.items()} == GGML_BLOCKS
 
@@ -80,7 +80,7 @@ def hub():
 
 
 def test_a_header_read_over_http_ranges_equals_the_files_and_fetches_only_its_start(hub):
-    from engine.gguf_info import FileSource, HttpRangeSource, read_header
+    from engine.models.gguf_info import FileSource, HttpRangeSource, read_header
 
     url = f"{hub.endpoint}/HuggingFaceTB/SmolLM2-GGUF/resolve/main/SmolLM2-135M-Instruct.Q4_1.gguf"
     with HttpRangeSource(url) as remote:
@@ -99,7 +99,7 @@ def test_a_header_read_over_http_ranges_equals_the_files_and_fetches_only_its_st
 
 def test_a_server_without_ranges_or_a_missing_file_is_named(hub, tmp_path):
     from engine.errors import ModelNotFound
-    from engine.gguf_info import HttpRangeSource, read_header
+    from engine.models.gguf_info import HttpRangeSource, read_header
 
     with pytest.raises(ModelNotFound, match="HTTP 404"):
         with HttpRangeSource(f"{hub.endpoint}/HuggingFaceTB/SmolLM2-GGUF/resolve/main/missing.gguf") as source:

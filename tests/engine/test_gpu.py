@@ -16,7 +16,7 @@ import pytest
 
 from engine.backends.base import ChatRequest
 from engine.backends.llama_cpp import LlamaCppBackend
-from engine.doctor import detect_gpus, llama_gpu_offload
+from engine.models.doctor import detect_gpus, llama_gpu_offload
 from tests.native import completion_code, run_child
 
 GPU = bool(detect_gpus()) and bool(llama_gpu_offload())

@@ -11,7 +11,7 @@ from engine.backends import LlmSettings, create_backend
 from engine.backends.base import ChatRequest
 from engine.backends.llama_cpp import LlamaCppBackend, bundled_model_path
 from engine.errors import Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
-from engine.gguf_info import read_gguf
+from engine.models.gguf_info import read_gguf
 from tests.contracts.backend_contract import BackendContract
 
 pytestmark = pytest.mark.models
@@ -148,7 +148,7 @@ def test_the_sampler_chain_puts_top_k_first_and_keeps_greedy_answers(backend):
 
 
 def test_threads_and_threads_batch_reach_llama_cpp():
-    from engine.backends.threads import plan_threads
+    from engine.models.threads import plan_threads
 
     model = create_backend(LlmSettings(backend="llama_cpp", context=512, threads=1, threads_batch=2))
     automatic = LlamaCppBackend(context=512)
@@ -167,7 +167,7 @@ def test_threads_and_threads_batch_reach_llama_cpp():
 
 def r1_template_on(backend: LlamaCppBackend):
     """DeepSeek-R1's real template (tests/data/templates) on the bundled model: its prompt ends inside <think>."""
-    from engine.chat_template import ChatTemplate
+    from engine.backends.chat_template import ChatTemplate
     from tests.conftest import ROOT
 
     source = (ROOT / "tests" / "data" / "templates" / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja").read_text()

@@ -183,8 +183,8 @@ def test_a_summary_maps_n_blocks_at_once(server, tmp_path, embedder):
 
 
 def test_the_doctor_plans_slots():
-    from engine.doctor import GIB, Gpu, plan_memory, server_kv_cache, slot_plan
-    from engine.gguf_info import ModelShape
+    from engine.models.doctor import GIB, Gpu, plan_memory, server_kv_cache, slot_plan
+    from engine.models.gguf_info import ModelShape
 
     qwen32 = ModelShape("q", "qwen2", 64, 40, 8, 128, 32768, int(19.85e9))
     v100 = Gpu("Tesla V100-SXM2-32GB", "7.0", 32 * GIB, "535", "12.2")
@@ -203,7 +203,7 @@ def test_the_doctor_plans_slots():
 
 def test_the_command_asks_for_jinja_reasoning_apart_and_the_thinking_setting(tmp_path):
     from engine.backends.llama_server import LlamaServerSettings, ServerPlan, build_command
-    from engine.backends.threads import plan_threads
+    from engine.models.threads import plan_threads
 
     def command(**changes) -> str:
         options = LlamaServerSettings(model=tmp_path / "m.gguf", **changes)

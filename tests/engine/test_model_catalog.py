@@ -1,4 +1,4 @@
-"""The model catalog (engine/model_catalog.toml) and the verdicts: from real GGUF headers read
+"""The model catalog (engine/models/model_catalog.toml) and the verdicts: from real GGUF headers read
 over HTTP ranges from a local Hub, planned with the doctor's numbers."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ import re
 import pytest
 
 from engine.backends.llama_cpp import bundled_model_path
-from engine.doctor import GIB
-from engine.gguf_info import GgufHeader, ModelShape, TensorInfo
-from engine.model_catalog import (
+from engine.models.catalog import (
     CatalogError,
     Machine,
     ModelFacts,
@@ -20,6 +18,8 @@ from engine.model_catalog import (
     load_catalog,
     read_remote,
 )
+from engine.models.doctor import GIB
+from engine.models.gguf_info import GgufHeader, ModelShape, TensorInfo
 from tests.hub_server import FakeHub
 
 # Qwen2.5-32B-Instruct Q4_K_M as its GGUF header describes it (the same shape tests/bench uses).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.retrieve import HybridRetriever, reciprocal_rank_fusion
+from engine.retrieval.retrieve import HybridRetriever, reciprocal_rank_fusion
 from tests.eval.eval_retrieval import evaluate, load_questions
 
 pytestmark = pytest.mark.models

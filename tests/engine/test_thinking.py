@@ -9,8 +9,8 @@ import pytest
 
 from engine.backends import ChatRequest, ReasoningPiece
 from engine.backends.fake import FakeBackend
-from engine.generate import Reply, complete, pieces
-from engine.thinking import ThinkingSplitter, may_think, split
+from engine.generation.generate import Reply, complete, pieces
+from engine.generation.thinking import ThinkingSplitter, may_think, split
 
 THOUGHT = "Let me think. The user asks for the value; passage [2] is irrelevant."
 ANSWER = "The value is 42 [1]."

@@ -18,7 +18,7 @@ from engine.backends import ChatRequest
 from engine.backends.llama_server import find_executable
 from engine.backends.managed_server import free_port
 from engine.errors import BackendUnavailable
-from engine.generate import Reply, pieces
+from engine.generation.generate import Reply, pieces
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.models

@@ -1,4 +1,4 @@
-"""How well does the "nothing relevant" rule (engine/relevance.py) separate questions?
+"""How well does the "nothing relevant" rule (engine/retrieval/relevance.py) separate questions?
 
     python tests/eval/calibrate_relevance.py [--library DIR] [--model NAME] [--json]
 
@@ -44,8 +44,8 @@ def main() -> int:
     parser.add_argument("--model", help="an [embedding] model setting (default: the default embedder)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from engine.relevance import judge
-    from engine.retrieve import HybridRetriever, dense_weight
+    from engine.retrieval.relevance import judge
+    from engine.retrieval.retrieve import HybridRetriever, dense_weight
 
     library, embedder = open_library(args.library, args.model)
     retriever = HybridRetriever(library, embedder)

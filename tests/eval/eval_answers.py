@@ -77,7 +77,7 @@ def main() -> int:
     args = parser.parse_args()
     from engine.answer import Answerer, AnswerSettings
     from engine.backends import LlmSettings, create_backend
-    from engine.retrieve import HybridRetriever
+    from engine.retrieval.retrieve import HybridRetriever
 
     library, embedder = open_library(args.library)
     llm = LlmSettings(backend="openai", url=args.url, model=args.served) if args.url else LlmSettings(model=args.model)

@@ -21,9 +21,9 @@ vector and dimension, and the peak resident memory of a process that loads the m
 searches. Each embedder runs in a process of its own, so memory is its own.
 
 "a+b (RRF)" rows search a's and b's libraries and fuse the two dense rankings with the keyword
-one by reciprocal rank, as engine/retrieve.py fuses dense and keyword search (each dense ranking
+one by reciprocal rank, as engine/retrieval/retrieve.py fuses dense and keyword search (each dense ranking
 weighted as retrieve.dense_weight weights it). Chinese questions are matched in English too, through
-CC-CEDICT (engine/bilingual_keywords.py), in every row but "default without the dictionary".
+CC-CEDICT (engine/retrieval/bilingual_keywords.py), in every row but "default without the dictionary".
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class FusedRetriever:
     rankings and the keyword one fused by reciprocal rank."""
 
     def __init__(self, first, second) -> None:
-        from engine.retrieve import CANDIDATES
+        from engine.retrieval.retrieve import CANDIDATES
 
         (self.a_lib, self.a), (self.b_lib, self.b) = first, second
         self.k = CANDIDATES
@@ -168,7 +168,7 @@ class FusedRetriever:
         }
 
     def ranked(self, question: str) -> list[str]:
-        from engine.retrieve import dense_weight, reciprocal_rank_fusion
+        from engine.retrieval.retrieve import dense_weight, reciprocal_rank_fusion
 
         dense_a = [i for i, _ in self.a._dense(question, self.k, None)]
         dense_b = [self.b_to_a[i] for i, _ in self.b._dense(question, self.k, None) if self.b_to_a.get(i)]
@@ -187,7 +187,7 @@ class FusedRetriever:
 # -- one embedder, in a process of its own ------------------------------------------------------
 def build(model: str):
     """e5 is measured here but not offered as a setting: its questions need the "query: " prefix
-    (E5Embedder.encode_query), which engine/retrieve.py does not ask for."""
+    (E5Embedder.encode_query), which engine/retrieval/retrieve.py does not ask for."""
     from ingest.embedders.multilingual import E5_MODEL, E5Embedder
     from ingest.embedding import make_embedder
 
@@ -195,7 +195,7 @@ def build(model: str):
 
 
 def _open(folder: Path, model: str, cross_language: bool = True):
-    from engine.retrieve import HybridRetriever
+    from engine.retrieval.retrieve import HybridRetriever
     from ingest.store.library import Library
 
     embedder = build(model)
@@ -249,7 +249,7 @@ def child_fused(first: tuple[Path, str], second: tuple[Path, str]) -> dict:
 
 
 def build_base(folder: Path) -> dict:
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
@@ -355,7 +355,7 @@ def main() -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the raw results here")
     args = parser.parse_args()
     if args.library:
-        from engine.retrieve import HybridRetriever
+        from engine.retrieval.retrieve import HybridRetriever
         from ingest.embedding import make_embedder
         from ingest.store.library import Library
 

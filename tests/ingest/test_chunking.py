@@ -10,7 +10,7 @@ import pytest
 
 import ingest.chunking
 from ingest.chunking import Chunker, join_pages, page_starts, sentence_units
-from ingest.embedding import SentenceTransformerEmbedder
+from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 from ingest.keywords import index_tokens
 from ingest.readers import read_document
 from ingest.records import Page

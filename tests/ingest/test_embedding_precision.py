@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.embedding import PRECISION_VARIABLE, SentenceTransformerEmbedder
+from ingest.embedders.sentence_transformer import PRECISION_VARIABLE, SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.models
 

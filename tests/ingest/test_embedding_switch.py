@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.retrieve import HybridRetriever
-from ingest.embedding import BUNDLED_MODEL, DEFAULT_MODEL, SentenceTransformerEmbedder, make_embedder
+from engine.retrieval.retrieve import HybridRetriever
+from ingest.embedders.sentence_transformer import BUNDLED_MODEL, SentenceTransformerEmbedder
+from ingest.embedding import DEFAULT_MODEL, make_embedder
 from ingest.pipeline import Ingestor
 from ingest.store.library import Library
 
@@ -89,8 +90,8 @@ def test_cli_reembeds_an_old_library_with_progress_and_back_when_minilm_is_chose
 
 
 def test_the_facade_reembeds_once_with_progress_for_the_window(tmp_path):
-    from app.services import DocDesk
-    from app.settings import load_settings
+    from app.desk.services import DocDesk
+    from app.desk.settings import load_settings
 
     library = Library(tmp_path / "lib")
     Ingestor(library, SentenceTransformerEmbedder()).add(GUIDES)

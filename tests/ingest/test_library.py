@@ -7,7 +7,7 @@ import shutil
 import faiss
 import pytest
 
-from ingest.embedding import SentenceTransformerEmbedder, bundled_model_path
+from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder, bundled_model_path
 from ingest.keywords import query_tokens
 from ingest.pipeline import Ingestor
 from ingest.store.library import Library

@@ -14,8 +14,8 @@ import pytest
 from ingest.chunking import Chunker, join_pages
 from ingest.errors import DamagedDocument, EncryptedDocument, OversizedDocument, UnsupportedFormat
 from ingest.readers import read_document
+from ingest.readers.sniff import detect_format, is_supported_name
 from ingest.records import ReadResult
-from ingest.sniff import detect_format, is_supported_name
 from tests.ingest.test_hostile_readers import (
     MB,
     assert_refused_as_a_bomb,
@@ -30,7 +30,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "office"
 
 @pytest.fixture(scope="module")
 def chunker():
-    from ingest.embedding import SentenceTransformerEmbedder
+    from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     tokenizer = SentenceTransformerEmbedder()  # the tokenizer loads without torch
     return Chunker(tokenizer.token_offsets, tokenizer.max_tokens)

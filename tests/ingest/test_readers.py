@@ -9,7 +9,7 @@ import pytest
 from ingest.errors import DamagedDocument, EmptyDocument, EncryptedDocument, UnsupportedFormat
 from ingest.readers import read_document
 from ingest.readers.pdf import read_pdf
-from ingest.sniff import detect_format
+from ingest.readers.sniff import detect_format
 
 UNREADABLE = {"017-unreadable-meta-data/unreadablemetadata.pdf"}  # pypdf: "Invalid object in /Pages"
 PASSWORD = {"005-libreoffice-writer-password/libreoffice-writer-password.pdf": "openpassword"}

@@ -24,7 +24,7 @@ from ingest.readers import (
     unregister_format,
 )
 from ingest.readers.registry import magic
-from ingest.sniff import CLAIMED, detect_format, is_supported_name
+from ingest.readers.sniff import CLAIMED, detect_format, is_supported_name
 from tests.contracts.reader_contract import ReaderContract
 
 MODULE = "tests.ingest.toy_reader"

@@ -19,7 +19,7 @@ def build_standin_model(folder: Path) -> Path:
     import numpy as np
     from safetensors.numpy import save_file
 
-    from ingest.embedding import bundled_model_path
+    from ingest.embedders.sentence_transformer import bundled_model_path
 
     source = bundled_model_path()
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""The command line: `docdesk add/ask/search/serve/mcp/models/...`, its parser, progress and repair."""

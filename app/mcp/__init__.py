@@ -1,0 +1,1 @@
+"""`docdesk mcp`: the Model Context Protocol server over stdio."""

@@ -1,0 +1,1 @@
+"""One request to a backend: reasoning kept apart, loop guard, thinking budget."""

@@ -1,0 +1,1 @@
+"""What DocDesk knows of models and machines: the catalog, GGUF headers, the doctor, threads."""

@@ -1,0 +1,1 @@
+"""From a question to passages: search, keywords across languages, relevance, reranking, context."""

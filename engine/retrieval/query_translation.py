@@ -1,0 +1,104 @@
+"""A question also asked in the library's other languages, so a Chinese question finds English
+passages (and the other way round) even where the embedder's two languages meet poorly.
+
+The configured model translates the question, once per question and language (cached for the
+process). It is worth doing only with a model that can translate: `[answers] translate_queries`
+is "auto" (on for a server, or a GGUF file of at least MIN_MODEL_BYTES — about a 1.5B-parameter
+model at 4 bits, the smallest that translates a question reliably; off with the bundled 135M
+model, whose "translations" are noise), "on" or "off".
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+from engine.backends import Backend, ChatRequest
+from engine.generation.generate import complete
+
+MIN_MODEL_BYTES = 900_000_000
+LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}  # the languages a question is put into
+SERVERS = ("openai", "vllm")  # a model someone serves: judged capable (its size is not known here)
+CACHE_SIZE = 512
+
+_cache: OrderedDict[tuple, str] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def model_bytes(backend: Backend) -> int | None:
+    """The size of the backend's GGUF file, where it runs one (in process or llama-server)."""
+    path = getattr(backend, "path", None) or getattr(backend, "model_file", None)
+    try:
+        return Path(path).stat().st_size if path else None
+    except OSError:
+        return None
+
+
+def can_translate(backend: Backend) -> bool:
+    """Whether the configured model is capable enough to translate a question."""
+    if backend.name in SERVERS:
+        return True
+    size = model_bytes(backend)
+    return size is not None and size >= MIN_MODEL_BYTES
+
+
+def wanted(mode: str, backend: Backend) -> bool:
+    return mode == "on" or (mode == "auto" and can_translate(backend))
+
+
+def translation_messages(question: str, language: str) -> list[dict]:
+    target = LANGUAGES[language]
+    return [
+        {
+            "role": "system",
+            "content": f"Translate the user's question into {target}. Keep names, numbers, code and "
+            f"technical terms as they are. Reply with the translated question only, on one line.",
+        },
+        {"role": "user", "content": question},
+    ]
+
+
+def translate(backend: Backend, question: str, language: str, cancel: threading.Event | None = None) -> str:
+    """`question` in `language` (a key of LANGUAGES), from the cache or the model; "" when the
+    model gave nothing usable."""
+    key = (backend.name, str(getattr(backend, "model", "")), question, language)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    request = ChatRequest(
+        translation_messages(question, language),
+        max_tokens=min(256, 16 + 3 * len(question)),
+        temperature=0.0,
+        stop=["\n"],
+        thinking=False,
+        cancel=cancel or threading.Event(),
+    )
+    text = complete(backend, request).strip().strip("\"'“”「」")
+    if not text or text == question or len(text) > 4 * len(question) + 40:
+        text = ""
+    with _cache_lock:
+        _cache[key] = text
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return text
+
+
+def other_languages(library_languages: set[str], question_language: str) -> list[str]:
+    """The library's languages a question in `question_language` should also be asked in."""
+    return sorted(lang for lang in library_languages if lang in LANGUAGES and lang != question_language)
+
+
+def translations(
+    backend: Backend, question: str, question_language: str, library_languages: set[str], cancel=None
+) -> tuple[list[str], float]:
+    """The question in each other language of the library, and the milliseconds it took."""
+    started = time.perf_counter()
+    found = []
+    for language in other_languages(library_languages, question_language):
+        text = translate(backend, question, language, cancel)
+        if text:
+            found.append(text)
+    return found, (time.perf_counter() - started) * 1000
