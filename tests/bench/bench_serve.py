@@ -36,8 +36,8 @@ QUESTIONS = [
 
 
 def first_token_direct(desk, question: str) -> tuple[float, float]:
-    from app.serve.answering import answer_call
-    from app.serve.openai_format import AskCall
+    """The façade's own answer, as serve's answer thread calls it (no HTTP in between)."""
+    from app.desk.answering import final_answer
 
     started = time.perf_counter()
     first: list[float] = []
@@ -46,7 +46,8 @@ def first_token_direct(desk, question: str) -> tuple[float, float]:
         if piece and not first:
             first.append(time.perf_counter())
 
-    answer_call(desk, AskCall(question), on_text, threading.Event())
+    events = desk.answer(question, None, save_chat=False, cancel=threading.Event(), title=f"served: {question[:60]}")
+    final_answer(events, on_text, lambda piece: None, lambda: None)
     return (first[0] - started) * 1000, (time.perf_counter() - started) * 1000
 
 
