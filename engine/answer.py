@@ -19,11 +19,12 @@ from engine.backends import Backend, ChatRequest, GenerationStats
 from engine.citations import attribute, cited_numbers
 from engine.errors import Cancelled
 from engine.generation.generate import Reply, complete, pieces, with_thinking_room
-from engine.prompts import NOTHING_FOUND, answer_messages, format_source, question_language, rewrite_messages
+from engine.prompts import answer_messages, format_source, nothing_found, rewrite_messages
 from engine.retrieval.context import Source, build_sources, whole_documents
 from engine.retrieval.relevance import Relevance, judge
 from engine.retrieval.retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
 from ingest.keywords import query_tokens
+from ingest.language import question_language
 from ingest.records import CitedSource
 
 _PAGE_REFERENCE = re.compile(r"\b(?:pages?|p\.|pp\.)\s*(\d{1,5})|第\s*(\d{1,5})\s*页", re.IGNORECASE)
@@ -325,7 +326,7 @@ class Answerer:
         `sampling`: a caller's own limits (serve's request), within the settings' bounds."""
         stats = GenerationStats()
         if prepared.messages is None:
-            text = NOTHING_FOUND["zh" if prepared.language == "zh" else "en"]
+            text = nothing_found(prepared.language)
             yield TextDelta(text)
             return Answer(text, prepared, stats)
         request = ChatRequest(

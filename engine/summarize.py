@@ -21,21 +21,11 @@ from dataclasses import dataclass, field
 from engine.backends import Backend, ChatRequest
 from engine.errors import Cancelled, EngineError
 from engine.generation.generate import complete
-from engine.prompts import (
-    MAP_USER,
-    OVERVIEW_SENTENCES,
-    OVERVIEW_USER,
-    PROMPT_VERSION,
-    REDUCE_USER,
-    SUMMARY_POINTS,
-    summary_messages,
-)
+from engine.prompts import MAP_USER, OVERVIEW_USER, PROMPT_VERSION, REDUCE_USER, SUMMARY_STYLES, summary_messages
 from ingest.records import page_label
 from ingest.store.library import Library
 from ingest.store.summary_cache import SummaryCache, cache_key
 
-STYLES = ("brief", "detailed")
-MAX_GROUPS = {"brief": 4, "detailed": 8}  # key-point sections in the final summary
 OUTPUT_TOKENS = {"map": 320, "reduce": 400, "overview": 320}
 PROMPT_OVERHEAD = 160  # system prompt, instructions and chat template around the text
 CPU_PIECE_TOKENS = 2000  # on a CPU, attention makes long prompts slow per token: cut smaller
@@ -174,8 +164,8 @@ class Summarizer:
         on_progress: Callable[[SummaryProgress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Summary:
-        if style not in STYLES:
-            raise EngineError(f"unknown summary style {style!r}: use one of {', '.join(STYLES)}")
+        if style not in SUMMARY_STYLES:
+            raise EngineError(f"unknown summary style {style!r}: use one of {', '.join(SUMMARY_STYLES)}")
         doc = self.library.document(doc_id)
         if doc is None or doc.status != "indexed":
             raise EngineError(f"document {doc_id[:12]} is not indexed: add it first (docdesk add PATH)")
@@ -195,6 +185,7 @@ class _Run:
         self.cache = owner.cache
         self.thinking = owner.thinking
         self.doc_id, self.title, self.style, self.language = doc_id, title, style, language
+        self.shape = SUMMARY_STYLES[style]  # its points, overview sentences and sections
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel
         self.started = time.perf_counter()
@@ -221,7 +212,7 @@ class _Run:
 
         t = time.perf_counter()
         level = 0
-        while len(notes) > MAX_GROUPS[self.style] or self._tokens(notes) > self.input_tokens:
+        while len(notes) > self.shape.sections or self._tokens(notes) > self.input_tokens:
             groups = self._group(notes)
             if len(groups) == len(notes):  # nothing could be merged: notes too long to combine two
                 break
@@ -268,7 +259,7 @@ class _Run:
 
     def _group(self, notes: list[Note]) -> list[list[Note]]:
         """Consecutive notes, a few per group, each group small enough for one prompt."""
-        fanout = max(2, math.ceil(len(notes) / MAX_GROUPS[self.style]))
+        fanout = max(2, math.ceil(len(notes) / self.shape.sections))
         groups: list[list[Note]] = []
         current: list[Note] = []
         for note in notes:
@@ -290,7 +281,7 @@ class _Run:
     def _map_request(self, piece: Note) -> tuple[str, list[dict], Note]:
         pages = page_label(piece.page, piece.page_end, self.synthetic)
         messages = summary_messages(
-            MAP_USER, self.language, title=self.title, pages=pages, text=piece.text, points=SUMMARY_POINTS[self.style]
+            MAP_USER, self.language, title=self.title, pages=pages, text=piece.text, points=self.shape.points
         )
         return "map", messages, piece
 
@@ -300,7 +291,7 @@ class _Run:
             self.language,
             title=self.title,
             notes=self._notes_text(group),
-            points=SUMMARY_POINTS[self.style],
+            points=self.shape.points,
         )
         return "reduce", messages, Note("", group[0].page, group[-1].page_end)
 
@@ -310,7 +301,7 @@ class _Run:
             self.language,
             title=self.title,
             notes=self._notes_text(notes),
-            sentences=OVERVIEW_SENTENCES[self.style],
+            sentences=self.shape.sentences,
         )
         return "overview", messages, Note("", notes[0].page, notes[-1].page_end)
 

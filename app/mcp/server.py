@@ -34,6 +34,7 @@ from app.desk.answering import final_answer
 from app.desk.errors import explain
 from app.desk.refs import MAX_DOC_IDS, shown_ref
 from app.mcp.stdio import INVALID_REQUEST, BoundedLines, stdin_claimed, too_large
+from engine.prompts import SUMMARY_STYLE_NAMES, summary_styles_help
 from ingest.readers.registry import supported_formats_text
 from ingest.records import page_label
 
@@ -271,9 +272,7 @@ class DocDeskTools:
         self,
         document: DocRef,
         ctx: Context,
-        style: Annotated[
-            Literal["brief", "detailed"], Field(description="brief: a few key points; detailed: more, longer")
-        ] = "brief",
+        style: Annotated[Literal[SUMMARY_STYLE_NAMES], Field(description=summary_styles_help())] = "brief",
         language: Annotated[
             str | None, Field(description="Write in this language (en, zh, de, ...); default: the document's")
         ] = None,

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from engine.backends import Backend, ChatRequest
 from engine.generation.generate import complete
+from engine.prompts import LANGUAGES, translation_messages
 
 MIN_MODEL_BYTES = 900_000_000
-LANGUAGES = {"en": "English", "zh": "Simplified Chinese"}  # the languages a question is put into
 SERVERS = ("openai", "vllm")  # a model someone serves: judged capable (its size is not known here)
 CACHE_SIZE = 512
 
@@ -48,20 +48,8 @@ def wanted(mode: str, backend: Backend) -> bool:
     return mode == "on" or (mode == "auto" and can_translate(backend))
 
 
-def translation_messages(question: str, language: str) -> list[dict]:
-    target = LANGUAGES[language]
-    return [
-        {
-            "role": "system",
-            "content": f"Translate the user's question into {target}. Keep names, numbers, code and "
-            f"technical terms as they are. Reply with the translated question only, on one line.",
-        },
-        {"role": "user", "content": question},
-    ]
-
-
 def translate(backend: Backend, question: str, language: str, cancel: threading.Event | None = None) -> str:
-    """`question` in `language` (a key of LANGUAGES), from the cache or the model; "" when the
+    """`question` in `language` (one of LANGUAGES marked `translated`), from the cache or the model; "" when the
     model gave nothing usable."""
     key = (backend.name, str(getattr(backend, "model", "")), question, language)
     with _cache_lock:
@@ -88,7 +76,8 @@ def translate(backend: Backend, question: str, language: str, cancel: threading.
 
 def other_languages(library_languages: set[str], question_language: str) -> list[str]:
     """The library's languages a question in `question_language` should also be asked in."""
-    return sorted(lang for lang in library_languages if lang in LANGUAGES and lang != question_language)
+    translated = {code for code, language in LANGUAGES.items() if language.translated}
+    return sorted(lang for lang in library_languages if lang in translated and lang != question_language)
 
 
 def translations(

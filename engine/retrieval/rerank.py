@@ -21,10 +21,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from engine.backends import Backend
+from engine.prompts import judge_messages
 from engine.retrieval.retrieve import SearchHit
 
 TOP = 8  # the passages judged: those that can reach the context
-PASSAGE_CHARS = 1500  # of each passage shown to the judge
 
 
 def available(backend: Backend) -> bool:
@@ -47,17 +47,6 @@ def wanted(mode: str, backend: Backend) -> bool:
 def _record(backend: Backend, ms: float) -> None:
     key = id(backend)
     _over_budget[key] = _over_budget.get(key, 0) + 1 if ms > AUTO_BUDGET_MS else 0
-
-
-def judge_messages(question: str, passage: str) -> list[dict]:
-    return [
-        {
-            "role": "system",
-            "content": "You judge search results. Answer with one word, yes or no: does the passage "
-            "contain information that helps answer the question?",
-        },
-        {"role": "user", "content": f"Question: {question}\n\nPassage:\n{passage[:PASSAGE_CHARS]}\n\nyes or no?"},
-    ]
 
 
 def rerank(

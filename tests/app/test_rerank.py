@@ -11,6 +11,7 @@ from app.desk.answering import final_answer
 from engine.answer import AnswerSettings
 from engine.backends.fake import FakeBackend
 from engine.backends.logprobs import yes_share
+from engine.prompts import judge_messages
 from engine.retrieval import rerank
 from tests.conftest import SAMPLES
 
@@ -119,9 +120,9 @@ def test_llama_cpp_server_gives_the_judgement_from_its_log_probabilities(tmp_pat
     backend = create_backend(LlmSettings(backend="llama_server", slots=2, context=2048, threads=2), log_dir=tmp_path)
     try:
         relevant = backend.yes_probability(
-            rerank.judge_messages("What is the capital of France?", "Paris is the capital of France.")
+            judge_messages("What is the capital of France?", "Paris is the capital of France.")
         )
-        other = backend.yes_probability(rerank.judge_messages("What is the capital of France?", "Bananas are yellow."))
+        other = backend.yes_probability(judge_messages("What is the capital of France?", "Bananas are yellow."))
     finally:
         backend.close()
     assert 0.0 <= relevant <= 1.0 and 0.0 <= other <= 1.0

@@ -41,7 +41,8 @@ def main() -> int:
     from engine.backends import ChatRequest, LlmSettings, create_backend
     from engine.generation.generate import complete
     from engine.models.doctor import detect_gpus
-    from engine.retrieval import query_translation, rerank
+    from engine.prompts import judge_messages
+    from engine.retrieval import query_translation
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", help="a GGUF file (default: the bundled model)")
@@ -90,7 +91,7 @@ def main() -> int:
         asked = translation_requests[-1]
         started = time.perf_counter()
         with ThreadPoolExecutor(args.slots) as pool:
-            judged = [rerank.judge_messages(question, p) for p in passages[:RERANKED]]
+            judged = [judge_messages(question, p) for p in passages[:RERANKED]]
             list(pool.map(backend.yes_probability, judged))
         rerank_ms = (time.perf_counter() - started) * 1000
         # The answer it would add to: a 1,200-token context and up to --answer-tokens tokens. It

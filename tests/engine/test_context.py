@@ -6,10 +6,11 @@ import pytest
 
 from engine.answer import cited_numbers, page_reference
 from engine.citations import attribute
-from engine.prompts import answer_messages, defuse, format_source, question_language
+from engine.prompts import answer_messages, defuse, format_source
 from engine.retrieval.context import build_sources
 from engine.retrieval.relevance import judge
 from engine.retrieval.retrieve import HybridRetriever, dense_weight
+from ingest.language import question_language
 
 pytestmark = pytest.mark.models  # the corpus library is embedded with the real model
 
