@@ -16,6 +16,11 @@ class CountingBackend:
     context_window = property(lambda self: self.inner.context_window)
     max_concurrency = property(lambda self: self.inner.max_concurrency)
     on_gpu = property(lambda self: self.inner.on_gpu)
+    capabilities = property(lambda self: self.inner.capabilities)  # it does what the backend does
+    slow_streaks = property(lambda self: self.inner.slow_streaks)
+
+    def yes_probability(self, messages: list[dict]) -> float:
+        return self.inner.yes_probability(messages)
 
     def warm_up(self) -> None:
         self.inner.warm_up()

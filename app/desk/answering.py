@@ -72,7 +72,7 @@ def answer(desk, question, doc_ids, chat_id, save_chat, history, cancel, title, 
     if session is None:
         yield Answered.of(done)
     else:
-        yield Answered.of(done, session.chat.id, getattr(session.store, "unsaved", ""))
+        yield Answered.of(done, session.chat.id, session.store.unsaved)  # the desk's ChatsSavedWherePossible
 
 
 def _unsaved(

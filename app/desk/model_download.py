@@ -161,9 +161,11 @@ def use_model(settings, path: Path):
     is the backend chosen); the caller saves and reloads."""
     import copy
 
+    from engine.backends.registry import gguf_backends
+
     changed = copy.deepcopy(settings)
-    if changed.llm.backend not in ("llama_cpp", "llama_server"):
-        changed.llm.backend = "llama_cpp"
+    if changed.llm.backend not in (runs_gguf := gguf_backends()):
+        changed.llm.backend = runs_gguf[0]
     changed.llm.model = str(Path(path).expanduser().resolve())
     return changed
 

@@ -252,7 +252,7 @@ class DocDesk:
         with self.doing("loading"):
             backend.warm_up()
         self.retriever.warm_up()
-        if backend.name != "llama_cpp":
+        if not backend.capabilities.installed_llama_cpp:
             return ""
         from engine.models.doctor import gpu_build_warning
 

@@ -12,6 +12,7 @@ from PySide6.QtGui import QKeySequence
 from app.desk.doctor_text import gpu_situation
 from app.gui.format_list import formats_phrase
 from app.gui.ops import Op
+from engine.backends import registry
 
 MODELS_LINK = "docdesk:models"  # the guide's link to the Models dialog (app/gui/models_dialog.py)
 
@@ -57,7 +58,7 @@ class FirstRunGuide(QObject):
             return self.tr(
                 "No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M)."
             )
-        if kind == "offload" or backend != "llama_cpp":  # other backends bring their own GPU build
+        if kind == "offload" or not registry.runs_installed_llama_cpp(backend):  # others bring their own GPU build
             return (
                 self.tr("GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.")
                 .replace("%1", name)

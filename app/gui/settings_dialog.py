@@ -271,8 +271,8 @@ class SettingsDialog(QDialog):
 
     def set_gguf(self, path: str) -> None:
         """Show the GGUF file the Models dialog switched to (already saved and loaded)."""
-        if self.backend.currentData() not in ("gguf", "llama_server"):
-            self.backend.setCurrentIndex(self.backend.findData("gguf"))
+        if self.backend.currentData() not in (lines := registry.gguf_choices()):
+            self.backend.setCurrentIndex(self.backend.findData(lines[0]))
         self.field("model").setText(path)
         self.settings.llm.model = path
 

@@ -6,16 +6,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.backends.base import Backend, ChatRequest, GenerationStats, Message, ReasoningPiece
+from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
 from engine.backends.registry import builder, listed_names
 
 __all__ = [
     "BACKENDS",
     "Backend",
+    "Capabilities",
     "ChatRequest",
     "GenerationStats",
     "LlmSettings",
     "Message",
+    "Reasoning",
     "ReasoningPiece",
+    "SlowStreaks",
     "create_backend",
 ]
 

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from engine.backends.capabilities import Capabilities, SlowStreaks
+
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
@@ -61,6 +63,12 @@ class Backend(Protocol):
 
     name: str
     model: str
+    slow_streaks: SlowStreaks  # its own count of slow runs in a row ("auto" reranking stops after two)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it can do, declared (engine/backends/capabilities.py); callers read this, never probe."""
+        ...
 
     @property
     def context_window(self) -> int:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from engine.backends.capabilities import Reasoning
 from engine.errors import EngineError
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -161,6 +162,19 @@ class ChatTemplate:
         if system is None or (prompt is not None and str(system["content"]).strip() in prompt):
             return prompt, False
         return self._render(fold_system(messages), kwargs), True
+
+
+def template_reasoning(source: str, thinking: bool | None) -> Reasoning:
+    """How a model with this chat template gives its reasoning when DocDesk renders it, for the
+    [llm] thinking setting: none when told not to think; after a <think> the template opened
+    (DeepSeek-R1 distills, QwQ); else tagged, if it thinks at all. Rendered once, without tokens."""
+    if thinking is False:
+        return Reasoning.NONE
+    try:
+        probe = ChatTemplate(source).render([{"role": "user", "content": "?"}], thinking=thinking)
+    except ChatTemplateError:
+        return Reasoning.TAGGED  # the model's load reports the broken template
+    return Reasoning.OPENED if probe.thinking_open else Reasoning.TAGGED
 
 
 def fold_system(messages: list[dict]) -> list[dict]:

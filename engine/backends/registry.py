@@ -60,6 +60,10 @@ class Entry:
     module: str  # the module that registers the backend (and goes into the packaged app)
     choices: tuple[Choice, ...] = ()  # its lines in the Settings dialog, with their options
     listed: bool = True  # offered to users (settings, error messages); the fake backend is not
+    # What the kind runs, for callers that have only its name (each backend's Capabilities agree):
+    gguf: bool = False  # a GGUF file, [llm] model's path (empty: the bundled model)
+    served: bool = False  # a model someone serves: its size and file are not known here
+    installed_llama_cpp: bool = False  # llama-cpp-python as installed, in this process (its build's GPU support)
 
 
 _SERVER = Option("url", "Server URL", "text", "where the server listens", placeholder="http://127.0.0.1:8000")
@@ -102,6 +106,8 @@ BUILT_IN: dict[str, Entry] = {
                 help="A model file of your own, run inside DocDesk.",
             ),
         ),
+        gguf=True,
+        installed_llama_cpp=True,
     ),
     "llama_server": Entry(
         "engine.backends.llama_server",
@@ -125,6 +131,7 @@ BUILT_IN: dict[str, Entry] = {
                 help="DocDesk starts llama-server and stops it on exit.",
             ),
         ),
+        gguf=True,
     ),
     "vllm": Entry(
         "engine.backends.vllm_server",
@@ -154,6 +161,7 @@ BUILT_IN: dict[str, Entry] = {
                 help="DocDesk starts a vLLM server on the GPU and stops it on exit.",
             ),
         ),
+        served=True,
     ),
     "openai": Entry(
         "engine.backends.openai_http",
@@ -175,6 +183,7 @@ BUILT_IN: dict[str, Entry] = {
                 help="A server that is already running (llama.cpp, vLLM, Ollama, LM Studio…).",
             ),
         ),
+        served=True,
     ),
     "fake": Entry("engine.backends.fake", listed=False),
 }
@@ -240,6 +249,25 @@ def table() -> dict[str, Entry]:
 def listed_names() -> tuple[str, ...]:
     """The backends offered to users, in a stable order."""
     return tuple(sorted(name for name, entry in table().items() if entry.listed))
+
+
+def gguf_backends() -> tuple[str, ...]:
+    """The backends that run a GGUF file of [llm] model, in the table's order (a downloaded model
+    goes to the first unless the chosen backend is one)."""
+    return tuple(name for name, entry in table().items() if entry.gguf)
+
+
+def gguf_choices() -> tuple[str, ...]:
+    """The Settings dialog's lines where a GGUF file is picked (a `model` option of a GGUF backend)."""
+    gguf = gguf_backends()
+    return tuple(c.key for name, c in offered() if name in gguf and any(o.name == "model" for o in c.options))
+
+
+def runs_installed_llama_cpp(name: str) -> bool:
+    """Whether backend `name` runs llama-cpp-python as installed, in this process: its GPU support
+    is that build's (the doctor's to check); other backends bring their own."""
+    entry = table().get(name)
+    return entry is not None and entry.installed_llama_cpp
 
 
 def builder(name: str) -> Builder:

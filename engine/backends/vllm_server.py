@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.backends.capabilities import Capabilities, Reasoning
 from engine.backends.managed_server import ManagedServer, choose_port, free_port, port_in_use
 from engine.backends.registry import register_backend
 from engine.errors import BackendUnavailable, EngineError
@@ -96,10 +97,16 @@ def build_command(settings: VllmSettings, port: int, has_bf16: bool) -> list[str
         command.append("--enable-prefix-caching")
     if settings.quantization:
         command += ["--quantization", settings.quantization]
-    parser = reasoning_parser_for(settings.model) if settings.reasoning_parser is None else settings.reasoning_parser
-    if parser:
+    if parser := reasoning_parser(settings):
         command += ["--reasoning-parser", parser]
     return command + list(settings.extra_args)
+
+
+def reasoning_parser(settings: VllmSettings) -> str:
+    """The reasoning parser DocDesk starts vLLM with ("" for none; a command of its own says nothing)."""
+    if settings.command:
+        return ""
+    return reasoning_parser_for(settings.model) if settings.reasoning_parser is None else settings.reasoning_parser
 
 
 def _vllm_importable() -> bool:
@@ -149,3 +156,9 @@ class VllmServer(ManagedServer):
             max_concurrency=max_concurrency or settings.max_num_seqs,
             context_window=settings.max_model_len,
         )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The OpenAI-compatible client's, with reasoning apart where vLLM runs a reasoning parser."""
+        served = super().capabilities
+        return replace(served, reasoning=Reasoning.APART) if reasoning_parser(self.settings) else served

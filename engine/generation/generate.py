@@ -37,9 +37,8 @@ class Reply:
 
 def thinking_budget(backend: Backend) -> int | None:
     """The tokens of thinking allowed per reply, where DocDesk keeps the count (not the backend)."""
-    if getattr(backend, "keeps_thinking_budget", False):
-        return None
-    return getattr(backend, "thinking_budget", None)
+    declared = backend.capabilities
+    return None if declared.keeps_thinking_budget else declared.thinking_budget
 
 
 def with_thinking_room(backend: Backend, request: ChatRequest) -> ChatRequest:
@@ -47,7 +46,7 @@ def with_thinking_room(backend: Backend, request: ChatRequest) -> ChatRequest:
     answer keeps its own budget, the thinking gets its budget (or THINKING_ALLOWANCE) on top."""
     if request.thinking is False or not may_think(backend, request):
         return request
-    room = getattr(backend, "thinking_budget", None) or THINKING_ALLOWANCE
+    room = backend.capabilities.thinking_budget or THINKING_ALLOWANCE
     return dataclasses.replace(request, max_tokens=request.max_tokens + room)
 
 
@@ -101,7 +100,7 @@ def _answer_after_thinking(backend: Backend, request: ChatRequest, reasoning: st
     it whatever its template does with enable_thinking (budget forcing); elsewhere the model is
     asked not to think."""
     stats = request.stats.__class__()
-    if getattr(backend, "continues_final_message", False) and reasoning.strip():
+    if backend.capabilities.continues_final_message and reasoning.strip():
         closed = {"role": "assistant", "content": f"<think>\n{reasoning.strip()}\n</think>\n\n"}
         return dataclasses.replace(request, messages=[*request.messages, closed], stats=stats)
     return dataclasses.replace(request, thinking=False, stats=stats)

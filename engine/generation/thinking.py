@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.backends.base import ReasoningPiece
+from engine.backends.base import Backend, ChatRequest, ReasoningPiece
 
 OPEN, CLOSE = "<think>", "</think>"
 STRAY = re.compile(r"</?think>")
@@ -170,13 +170,13 @@ def split(text: str, may_think: bool = False, finish_reason: str = "stop") -> tu
     return splitter.reasoning.strip(), splitter.answer.strip()
 
 
-def may_think(backend, request) -> bool:
+def may_think(backend: Backend, request: ChatRequest) -> bool:
     """Whether a reply may begin inside its reasoning with no tag (the template opened it): the
-    request did not turn thinking off, and the backend says its model thinks (or is named like
-    a model that does)."""
+    request did not turn thinking off, and the backend declares that its model thinks (or, where
+    it does not know, the model is named like one that does)."""
     if request.thinking is False:
         return False
-    says = getattr(backend, "thinks", None)
+    says = backend.capabilities.thinks
     if says is not None:
-        return bool(says)
-    return request.thinking is True or bool(THINKING_NAMES.search(str(getattr(backend, "model", "") or "")))
+        return says
+    return request.thinking is True or bool(THINKING_NAMES.search(str(backend.model or "")))

@@ -13,14 +13,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from pathlib import Path
 
 from engine.backends import Backend, ChatRequest
 from engine.generation.generate import complete
 from engine.prompts import LANGUAGES, translation_messages
 
 MIN_MODEL_BYTES = 900_000_000
-SERVERS = ("openai", "vllm")  # a model someone serves: judged capable (its size is not known here)
 CACHE_SIZE = 512
 
 _cache: OrderedDict[tuple, str] = OrderedDict()
@@ -28,17 +26,17 @@ _cache_lock = threading.Lock()
 
 
 def model_bytes(backend: Backend) -> int | None:
-    """The size of the backend's GGUF file, where it runs one (in process or llama-server)."""
-    path = getattr(backend, "path", None) or getattr(backend, "model_file", None)
+    """The size of the backend's GGUF file, where it declares one (in process or llama-server)."""
+    path = backend.capabilities.model_file
     try:
-        return Path(path).stat().st_size if path else None
+        return path.stat().st_size if path else None
     except OSError:
         return None
 
 
 def can_translate(backend: Backend) -> bool:
     """Whether the configured model is capable enough to translate a question."""
-    if backend.name in SERVERS:
+    if backend.capabilities.served:  # someone's model: judged capable (its size is not known here)
         return True
     size = model_bytes(backend)
     return size is not None and size >= MIN_MODEL_BYTES
@@ -51,7 +49,7 @@ def wanted(mode: str, backend: Backend) -> bool:
 def translate(backend: Backend, question: str, language: str, cancel: threading.Event | None = None) -> str:
     """`question` in `language` (one of LANGUAGES marked `translated`), from the cache or the model; "" when the
     model gave nothing usable."""
-    key = (backend.name, str(getattr(backend, "model", "")), question, language)
+    key = (backend.name, str(backend.model), question, language)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)

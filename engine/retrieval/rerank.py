@@ -28,12 +28,13 @@ TOP = 8  # the passages judged: those that can reach the context
 
 
 def available(backend: Backend) -> bool:
-    return callable(getattr(backend, "yes_probability", None))
+    """Whether the backend declares log-probabilities: its yes_probability is the judge."""
+    return backend.capabilities.logprobs
 
 
 AUTO_BUDGET_MS = 1000.0  # what "auto" lets a reranking add before the answer's first token
 AUTO_STRIKES = 2  # rerankings in a row over the budget after which "auto" stops, per backend
-_over_budget: dict[int, int] = {}  # id(backend) -> rerankings in a row over the budget
+WORK = "rerank"  # its name among the backend's slow streaks (a new backend starts afresh)
 
 
 def wanted(mode: str, backend: Backend) -> bool:
@@ -41,12 +42,11 @@ def wanted(mode: str, backend: Backend) -> bool:
         return False
     if mode == "on":
         return True
-    return bool(getattr(backend, "on_gpu", False)) and _over_budget.get(id(backend), 0) < AUTO_STRIKES
+    return backend.capabilities.gpu_offload and backend.slow_streaks.count(WORK) < AUTO_STRIKES
 
 
 def _record(backend: Backend, ms: float) -> None:
-    key = id(backend)
-    _over_budget[key] = _over_budget.get(key, 0) + 1 if ms > AUTO_BUDGET_MS else 0
+    backend.slow_streaks.record(WORK, ms > AUTO_BUDGET_MS)
 
 
 def rerank(

@@ -97,18 +97,13 @@ def test_only_the_libraries_other_languages_are_asked_for(library, embedder):
 def test_auto_is_off_with_the_bundled_model_and_on_for_a_server(library, embedder, tmp_path):
     from engine.backends.llama_cpp import bundled_model_path
 
-    bundled = FakeBackend()
-    bundled.name = "llama_cpp"
-    bundled.path = bundled_model_path()  # 135M: far below what translates a question
+    bundled = FakeBackend(model_file=bundled_model_path())  # 135M: far below what translates a question
     assert not query_translation.can_translate(bundled)
     big = tmp_path / "big.gguf"
     with big.open("wb") as handle:
         handle.truncate(query_translation.MIN_MODEL_BYTES)  # sparse: a 7B-class file's size on disk
-    bundled.path = big
-    assert query_translation.can_translate(bundled)
-    server = FakeBackend()
-    server.name = "openai"
-    assert query_translation.can_translate(server)
+    assert query_translation.can_translate(FakeBackend(model_file=big))
+    assert query_translation.can_translate(FakeBackend(served=True))
 
     query_translation._cache.clear()
     backend = translating_model()  # the fake backend is neither a server nor a large GGUF

@@ -36,6 +36,14 @@ class Capped:
     context_window = property(lambda self: self.inner.context_window)
     max_concurrency = property(lambda self: self.limit)
     on_gpu = property(lambda self: self.inner.on_gpu)
+    slow_streaks = property(lambda self: self.inner.slow_streaks)
+
+    @property
+    def capabilities(self):
+        from dataclasses import replace
+
+        # Its own limit, and no judge: it offers no yes_probability.
+        return replace(self.inner.capabilities, parallel_slots=self.limit, logprobs=False)
 
     def warm_up(self) -> None:
         self.inner.warm_up()

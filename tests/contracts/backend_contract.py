@@ -5,7 +5,14 @@ BackendContract, names it Test..., and supplies
 - `make_backend()`: a fresh one for the tests that close it,
 
 and may override `warm_state(backend)`, which names what warm_up() builds (the loaded model,
-the HTTP client), so the contract can check that a second warm_up builds nothing new.
+the HTTP client), so the contract can check that a second warm_up builds nothing new;
+`thinking_backends()`, backends of the kind whose model thinks (each in its declared way); and
+`template_prompt_tokens(backend, prompt)` with `template_tokens(backend)`, how the model's
+tokenizer counts a prompt its declared chat template rendered.
+
+Each backend's `capabilities` are checked for the truth: what it declares it does (streams,
+slots, log-probabilities, reasoning, a chat template, GPU offload, a GGUF file) it does, and
+its kind's entry in the backend table says the same.
 
 Every property is checked against the real thing: the fake backend, the bundled model in
 process, and real OpenAI-compatible servers on loopback. Prompts are greedy (temperature 0),
@@ -14,17 +21,23 @@ so a backend answers the same request the same way twice.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from engine.backends import BACKENDS
-from engine.backends.base import ChatRequest
-from engine.backends.registry import BUILT_IN
+from engine.backends.base import ChatRequest, ReasoningPiece
+from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
+from engine.backends.chat_template import ChatTemplate
+from engine.backends.registry import BUILT_IN, table
 from engine.errors import Cancelled, ContextTooLong
+from engine.generation.generate import Reply, pieces
+from engine.retrieval.rerank import judge_messages
 
 LONG = "Write a long story about a lighthouse keeper and the sea, with many details."
 
@@ -33,7 +46,104 @@ def ask(text: str, max_tokens: int = 48, **kwargs) -> ChatRequest:
     return ChatRequest([{"role": "user", "content": text}], max_tokens=max_tokens, temperature=0.0, **kwargs)
 
 
-class BackendContract:
+def reasoning_shown(style: Reasoning, streamed: list[str]) -> None:
+    """Assert that a reply came as a backend of reasoning `style` sends one."""
+    apart = [p for p in streamed if isinstance(p, ReasoningPiece)]
+    text = "".join(p for p in streamed if not isinstance(p, ReasoningPiece))
+    if style is Reasoning.ANY:
+        return
+    assert not apart or style is Reasoning.APART, (style, apart)
+    if style in (Reasoning.NONE, Reasoning.APART):
+        assert "<think>" not in text and "</think>" not in text, (style, text)
+    elif style is Reasoning.OPENED:
+        assert "<think>" not in text, text
+    elif "</think>" in text:  # tagged: a close only after its opening
+        assert "<think>" in text.split("</think>", 1)[0], text
+
+
+class CapabilitiesContract:
+    """What every backend declares, checked for the truth (mixed into BackendContract)."""
+
+    def test_declares_its_capabilities_in_one_frozen_record(self, backend):
+        declared = backend.capabilities
+        assert isinstance(declared, Capabilities) and isinstance(declared.reasoning, Reasoning)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            declared.streams = not declared.streams
+        assert declared == backend.capabilities  # read twice, the same
+        assert declared.parallel_slots == backend.max_concurrency
+        assert isinstance(declared.gpu_offload, bool) and declared.gpu_offload == backend.on_gpu
+        assert declared.thinks in (True, False, None)
+        assert declared.thinking_budget is None or declared.thinking_budget >= 0
+        assert isinstance(backend.slow_streaks, SlowStreaks) and backend.slow_streaks is backend.slow_streaks
+
+    def test_its_kind_in_the_backend_table_says_the_same(self, backend):
+        declared, entry = backend.capabilities, table()[backend.name]
+        assert (declared.model_file is not None) == entry.gguf
+        assert declared.served == entry.served and not (declared.served and declared.model_file)
+        assert declared.installed_llama_cpp == entry.installed_llama_cpp
+        if declared.model_file is not None:
+            assert isinstance(declared.model_file, Path) and declared.model_file.is_file()
+            assert declared.model_file.suffix == ".gguf" and declared.model_file.stem in backend.model
+
+    def test_a_declared_stream_comes_in_pieces(self, backend):
+        request = ask("Name three colours of the rainbow.", max_tokens=24)
+        streamed = [p for p in backend.stream_chat(request) if p]
+        assert len(streamed) > 1 if backend.capabilities.streams else len(streamed) == 1
+
+    def test_declared_log_probabilities_give_the_judges_yes(self, backend):
+        if not backend.capabilities.logprobs:
+            assert not callable(getattr(backend, "yes_probability", None))  # nothing offered it cannot do
+            return
+        question = "What is the capital of France?"
+        relevant = backend.yes_probability(judge_messages(question, "Paris is the capital of France."))
+        other = backend.yes_probability(judge_messages(question, "Bananas are yellow."))
+        assert isinstance(relevant, float) and 0.0 <= relevant <= 1.0 and 0.0 <= other <= 1.0
+        assert (relevant, other) != (0.5, 0.5)  # a probability read from the model, not the "none given" 0.5
+
+    def test_replies_come_as_the_declared_reasoning_says(self, backend):
+        request = ask("What is the capital of France? Answer in one sentence.", max_tokens=32)
+        reasoning_shown(backend.capabilities.reasoning, list(backend.stream_chat(request)))
+        declared = backend.capabilities
+        if declared.reasoning is Reasoning.OPENED:
+            assert declared.thinks is True  # a template that opened <think>: the reply begins inside it
+        if declared.reasoning is Reasoning.NONE:
+            assert declared.thinks is not True
+
+    def test_a_thinking_model_shows_its_reasoning_as_declared(self):
+        for backend in self.thinking_backends():
+            try:
+                style = backend.capabilities.reasoning
+                streamed = list(backend.stream_chat(ask("Why is the sky blue? Think first.", max_tokens=200)))
+                reasoning_shown(style, streamed)
+                text = "".join(p for p in streamed if not isinstance(p, ReasoningPiece))
+                shown = {
+                    Reasoning.APART: any(isinstance(p, ReasoningPiece) and p for p in streamed),
+                    Reasoning.OPENED: "</think>" in text,
+                    Reasoning.TAGGED: "<think>" in text and "</think>" in text,
+                }
+                assert shown.get(style, True), (style, streamed)
+                reply = Reply()  # and the engine keeps the reasoning apart from the answer
+                list(pieces(backend, ask("Why is the sky blue? Think first.", max_tokens=200), reply))
+                assert reply.reasoning and reply.answer and "think>" not in reply.answer
+            finally:
+                backend.close()
+
+    def test_a_declared_chat_template_is_what_prompts_are_rendered_with(self, backend):
+        template = backend.capabilities.chat_template
+        if template is None:
+            pytest.skip("no chat template of the model declared (a server renders its own; the fake has none)")
+        messages = [{"role": "user", "content": "What is the capital of France?"}]
+        rendered = ChatTemplate(template, **self.template_tokens(backend)).render(messages)
+        assert "What is the capital of France?" in rendered.prompt
+        expected = self.template_prompt_tokens(backend, rendered.prompt)
+        if expected is None:
+            pytest.skip("how this model's tokenizer reads a rendered prompt is not known here")
+        request = ChatRequest(messages, max_tokens=4, temperature=0.0)
+        list(backend.stream_chat(request))
+        assert request.stats.prompt_tokens == expected
+
+
+class BackendContract(CapabilitiesContract):
     # What a prompt longer than the context raises: ContextTooLong wherever the backend can tell.
     too_long_error: type[Exception] = ContextTooLong
 
@@ -52,6 +162,18 @@ class BackendContract:
 
     def check_released(self, backend, state) -> None:
         """Assert that a closed backend let go of `state` (what warm_state gave before closing)."""
+
+    def thinking_backends(self) -> list:
+        """Backends of this kind whose model thinks, each giving its reasoning as it declares."""
+        return []
+
+    def template_tokens(self, backend) -> dict:
+        """The bos_token and eos_token the declared chat template is rendered with."""
+        return {}
+
+    def template_prompt_tokens(self, backend, prompt: str) -> int | None:
+        """The tokens of `prompt` as the model reads it (None: not known here, the check is skipped)."""
+        return None
 
     # -- identity and limits ----------------------------------------------------------------
     def test_names_itself_as_registered(self, backend):

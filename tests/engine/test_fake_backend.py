@@ -31,6 +31,14 @@ class TestFakeBackendContract(BackendContract):
     def check_released(self, backend, state) -> None:
         assert backend.closed and state == 1
 
+    def thinking_backends(self):
+        thought, answer = "Sunlight scatters off the air, blue most of all.", "Rayleigh scattering makes it blue."
+        return [
+            FakeBackend(f"<think>{thought}</think>\n\n{answer}"),  # tagged in the text
+            FakeBackend(f"{thought}\n</think>\n\n{answer}", thinks=True),  # the template opened <think>
+            FakeBackend(answer, reasoning=thought),  # apart, as reasoning_content
+        ]
+
 
 def ask(text: str, **kwargs) -> ChatRequest:
     return ChatRequest([{"role": "user", "content": text}], **kwargs)

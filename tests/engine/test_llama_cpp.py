@@ -40,6 +40,13 @@ class TestLlamaCppContract(BackendContract):
     def check_released(self, backend, state) -> None:
         assert backend._llm is None and backend._worker._shutdown
 
+    def template_tokens(self, backend) -> dict:
+        backend.warm_up()  # the model's own BOS and EOS text, as its vocabulary writes them
+        return {"bos_token": backend._template.bos_token, "eos_token": backend._template.eos_token}
+
+    def template_prompt_tokens(self, backend, prompt: str) -> int:
+        return len(backend._prompt_tokens(backend._llm, prompt))  # special tokens read as such, BOS once
+
 
 def ask(text: str, **kwargs) -> ChatRequest:
     return ChatRequest([{"role": "user", "content": text}], **kwargs)
