@@ -58,7 +58,7 @@ class FirstRunGuide(QObject):
             return self.tr(
                 "No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M)."
             )
-        if kind == "offload" or not registry.runs_installed_llama_cpp(backend):  # others bring their own GPU build
+        if kind == "offload" or not registry.declared(backend).installed_llama_cpp:  # others bring their own build
             return (
                 self.tr("GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.")
                 .replace("%1", name)
@@ -81,7 +81,7 @@ class FirstRunGuide(QObject):
 
     def check(self, workers, pane, llm) -> None:
         """Fill `pane`'s guide with the GPU sentence once the doctor has looked (on the engine's worker)."""
-        if llm.backend == "openai":
+        if registry.declared(llm.backend).remote:
             pane.set_first_run_note(self.server_sentence(llm.url))
             return
 

@@ -63,6 +63,7 @@ class Entry:
     # What the kind runs, for callers that have only its name (each backend's Capabilities agree):
     gguf: bool = False  # a GGUF file, [llm] model's path (empty: the bundled model)
     served: bool = False  # a model someone serves: its size and file are not known here
+    remote: bool = False  # a server DocDesk does not start, at [llm] url: not this computer's hardware
     installed_llama_cpp: bool = False  # llama-cpp-python as installed, in this process (its build's GPU support)
 
 
@@ -184,6 +185,7 @@ BUILT_IN: dict[str, Entry] = {
             ),
         ),
         served=True,
+        remote=True,
     ),
     "fake": Entry("engine.backends.fake", listed=False),
 }
@@ -263,11 +265,13 @@ def gguf_choices() -> tuple[str, ...]:
     return tuple(c.key for name, c in offered() if name in gguf and any(o.name == "model" for o in c.options))
 
 
-def runs_installed_llama_cpp(name: str) -> bool:
-    """Whether backend `name` runs llama-cpp-python as installed, in this process: its GPU support
-    is that build's (the doctor's to check); other backends bring their own."""
-    entry = table().get(name)
-    return entry is not None and entry.installed_llama_cpp
+NOTHING = Entry("", listed=False)  # what a name nobody registered declares: nothing
+
+
+def declared(name: str) -> Entry:
+    """What backend `name`'s entry declares (gguf, served, remote, installed_llama_cpp), for a
+    caller that has only the name; a name nobody registered declares nothing."""
+    return table().get(name, NOTHING)
 
 
 def builder(name: str) -> Builder:

@@ -81,6 +81,7 @@ class CapabilitiesContract:
         assert (declared.model_file is not None) == entry.gguf
         assert declared.served == entry.served and not (declared.served and declared.model_file)
         assert declared.installed_llama_cpp == entry.installed_llama_cpp
+        assert declared.served or not entry.remote  # a server elsewhere: nothing of its model is known here
         if declared.model_file is not None:
             assert isinstance(declared.model_file, Path) and declared.model_file.is_file()
             assert declared.model_file.suffix == ".gguf" and declared.model_file.stem in backend.model

@@ -55,9 +55,11 @@ def test_the_table_says_which_kinds_run_a_gguf_file_someones_server_or_llama_cpp
     assert registry.gguf_backends() == ("llama_cpp", "llama_server")
     assert registry.gguf_choices() == ("gguf", "llama_server")  # not "bundled": its model is fixed
     assert [n for n, e in registry.BUILT_IN.items() if e.served] == ["vllm", "openai"]
-    assert registry.runs_installed_llama_cpp("llama_cpp")
-    assert not any(registry.runs_installed_llama_cpp(n) for n in ("llama_server", "vllm", "openai", "fake"))
-    assert not registry.runs_installed_llama_cpp("nobody-registered-this")
+    assert [n for n, e in registry.BUILT_IN.items() if e.remote] == ["openai"]  # vLLM runs here
+    assert [n for n, e in registry.BUILT_IN.items() if e.installed_llama_cpp] == ["llama_cpp"]
+    assert registry.declared("llama_cpp") is registry.BUILT_IN["llama_cpp"]
+    nobody = registry.declared("nobody-registered-this")
+    assert not (nobody.gguf or nobody.served or nobody.remote or nobody.installed_llama_cpp)
 
 
 def test_a_backend_added_from_elsewhere_declares_through_its_entry():
@@ -65,7 +67,7 @@ def test_a_backend_added_from_elsewhere_declares_through_its_entry():
     toy = importlib.import_module("tests.engine.toy_backend")
     try:
         entry = registry.table()["toy"]
-        assert not (entry.gguf or entry.served or entry.installed_llama_cpp)
+        assert entry is registry.declared("toy") and not (entry.gguf or entry.served or entry.installed_llama_cpp)
         assert "toy" not in registry.gguf_backends() and "toy" not in registry.gguf_choices()
         backend = toy.ToyBackend.from_settings(toy_settings(url="http://toy:9", max_concurrency=3))
         declared = backend.capabilities  # the fake's, as it is one
