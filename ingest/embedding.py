@@ -33,18 +33,24 @@ class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
-def make_embedder(model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, multilingual: bool = False):
+def make_embedder(
+    model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, multilingual: bool = False, precision: str = "auto"
+):
     """The embedder for an `[embedding] model` setting: empty for the default; a bundled model's
     name (all-MiniLM-L6-v2, use-multilingual-v3); bundled names side by side in one vector,
     "a*0.3+b*0.7" (the default's form) or "a+b" (equal weights); or the path of a local
-    sentence-transformers folder (`multilingual`: whether it understands more than English)."""
+    sentence-transformers folder (`multilingual`: whether it understands more than English).
+    `precision` is the sentence-transformers models' ("auto", "fp32", "bf16")."""
     from ingest.embedders.multilingual import USE_MODEL, ConcatEmbedder, USEEmbedder, parse_concat
 
     model = model or DEFAULT_MODEL
-    named = {USE_MODEL: USEEmbedder, BUNDLED_MODEL: lambda: SentenceTransformerEmbedder(None, batch_size)}
+    named = {
+        USE_MODEL: USEEmbedder,
+        BUNDLED_MODEL: lambda: SentenceTransformerEmbedder(None, batch_size, precision=precision),
+    }
     concat = parse_concat(model)
     if concat is not None and all(name in named for name in concat[0]):
         return ConcatEmbedder([named[name]() for name in concat[0]], concat[1])
     if model in named:
         return named[model]()
-    return SentenceTransformerEmbedder(model, batch_size, multilingual)
+    return SentenceTransformerEmbedder(model, batch_size, multilingual, precision)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from app.cli.model_flags import apply_model_flags
+from app.cli.model_flags import prepare_model
 from app.cli.thinking import ThinkingNote
 
 
@@ -18,7 +18,7 @@ def cmd_chat(desk, args, emit) -> int:
     from engine.backends import ChatRequest
     from engine.generation.generate import Reply, pieces
 
-    apply_model_flags(desk, args)
+    prepare_model(desk)
     backend = desk.backend()
     request = ChatRequest([{"role": "user", "content": " ".join(args.message)}], max_tokens=args.max_tokens)
     reply = Reply()

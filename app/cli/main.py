@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
 from app.cli.index_wait import finish_index_rebuild
-from app.cli.model_flags import apply_model_flags
+from app.cli.model_flags import prepare_model, setting_flags
 from app.cli.models import cmd_models
 from app.cli.parser import build_parser
 from app.cli.progress import progress_for
@@ -157,7 +156,7 @@ def _cmd_ask(desk, args) -> int:
     from app.cli.thinking import ThinkingNote
     from app.desk.answering import final_answer
 
-    apply_model_flags(desk, args)
+    prepare_model(desk)
     question = " ".join(args.question)
     doc_ids = [desk.resolve(ref).id for ref in args.doc or []]
     cancel = threading.Event()
@@ -237,7 +236,7 @@ def _cmd_summarize(desk, args) -> int:
 
     from app.cli.progress import SummaryProgressLine
 
-    apply_model_flags(desk, args)
+    prepare_model(desk)
     doc = desk.library.resolve(args.document)
     if doc is None and is_file(user_path(args.document)):  # a file not yet in the library: add it first
         bar = progress_for()
@@ -337,8 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     import time
 
     started = time.perf_counter()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # DocDesk never downloads models
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from app.desk.process_env import choose_openmp_waiting, prepare_process
+
+    prepare_process()  # first: before anything can load torch or huggingface_hub
     args = build_parser().parse_args(argv)
     from app.desk.logs import setup_logging
 
@@ -346,7 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         setup_logging(args.verbose)
     settings = None
     try:
-        settings = load_settings(library=args.library, embedding_model=args.embedding_model)
+        settings = load_settings(flags=setting_flags(args))  # config.toml, then the environment, then the flags
+        # The window and the commands with the model's flags may decode with llama.cpp in this process.
+        runs_model = args.command is None or hasattr(args, "backend")
+        choose_openmp_waiting(runs_model and settings.llm.backend == "llama_cpp")
         if args.command is None:  # the window
             from app.gui.app import run
 

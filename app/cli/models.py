@@ -21,13 +21,15 @@ from app.desk.model_download import (
     HashMismatch,
     NotEnoughDisk,
     Progress,
+    catalog,
     download,
     downloaded,
+    hub_endpoint,
     models_dir,
     use_model,
 )
 from app.desk.settings import save_settings
-from engine.models.catalog import CatalogEntry, find, judge, load_catalog, read_local, read_remote, this_machine
+from engine.models.catalog import CatalogEntry, find, judge, read_local, read_remote, this_machine
 
 THINKS = {"always": "always", "switchable": "on/off", "no": "no"}
 
@@ -70,7 +72,7 @@ def _judged(entries: list[CatalogEntry]):
 
     def one(entry):
         try:
-            facts = read_remote(entry, cache=cache)
+            facts = read_remote(entry, hub_endpoint(), cache)
         except Exception as exc:  # one unreachable file costs only its own line
             return entry, None, None, str(exc)
         return entry, facts, judge(facts, machine), None
@@ -80,7 +82,7 @@ def _judged(entries: list[CatalogEntry]):
 
 
 def _list(desk, args) -> int:
-    machine, rows = _judged(load_catalog())
+    machine, rows = _judged(catalog())
     in_use = desk.settings.llm.model or ""
     lines = [
         f"This machine: {machine.gpu_name or 'no usable GPU'}"
@@ -148,9 +150,9 @@ def _shower():
 
 
 def _download(desk, args) -> int:
-    entry = find(args.name)
+    entry = find(args.name, catalog())
     if entry is None:
-        names = ", ".join(e.name for e in load_catalog())
+        names = ", ".join(e.name for e in catalog())
         sys.stderr.write(f"docdesk: no model {args.name!r} in the catalog; it has {names}\n")
         return USAGE
     show = _shower()
@@ -173,7 +175,7 @@ def _download(desk, args) -> int:
 
 
 def _use(desk, args) -> int:
-    entry = find(args.name)
+    entry = find(args.name, catalog())
     path = downloaded(entry) if entry is not None else Path(args.name).expanduser()
     if entry is not None and path is None:
         sys.stderr.write(f"docdesk: {entry.name} is not downloaded yet: docdesk models download {entry.name}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.backends.registry import listed_names
+from app.cli.model_flags import add_setting_flags
 from engine.prompts import SUMMARY_STYLE_NAMES, summary_styles_help
 from ingest.readers.registry import supported_formats_text
 
@@ -14,13 +14,8 @@ def _common_options(suppress_defaults: bool) -> argparse.ArgumentParser:
     that `docdesk --library X add` keeps X instead of the subcommand's default None."""
     common = argparse.ArgumentParser(add_help=False)
     default = {"default": argparse.SUPPRESS} if suppress_defaults else {}
-    common.add_argument(
-        "--library", metavar="DIR", help="library folder (default: DOCDESK_HOME or the platform data folder)", **default
-    )
+    add_setting_flags(common, "common", suppress_defaults)  # --library, --embedding-model
     common.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout", **default)
-    common.add_argument(
-        "--embedding-model", metavar="PATH", help="a local sentence-transformers model folder", **default
-    )
     common.add_argument("-v", "--verbose", action="store_true", help="log details to stderr", **default)
     return common
 
@@ -69,12 +64,7 @@ def _add_serving_commands(commands, common: argparse.ArgumentParser, model: argp
         parents=[common, model],
         help="an OpenAI-compatible endpoint (model \"docdesk\") that answers from the library, with sources",
     )
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1; another needs a token)")
-    serve.add_argument("--port", type=int, help="port (default 8765)")
-    serve.add_argument(
-        "--token", help="require `Authorization: Bearer TOKEN` (or set DOCDESK_TOKEN, which stays out of `ps`)"
-    )
-    serve.add_argument("--queue", type=int, metavar="N", help="requests that may wait for the model (default 8)")
+    add_setting_flags(serve, "serve")  # --host, --port, --token, --queue
 
     commands.add_parser(
         "mcp",
@@ -98,15 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_library_commands(commands, common)
 
     model = argparse.ArgumentParser(add_help=False)
-    model.add_argument("--backend", choices=listed_names(), help="the LLM backend (default: [llm] backend, llama_cpp)")
-    model.add_argument("--model", metavar="PATH_OR_NAME", help="GGUF file, served model name, or HF model for vLLM")
-    model.add_argument("--url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000")
-    model.add_argument(
-        "--threads", type=int, metavar="N", help="llama.cpp threads for the answer (default: [llm] threads, measured)"
-    )
-    model.add_argument(
-        "--threads-batch", type=int, metavar="N", help="llama.cpp threads for the prompt (default: [llm] threads_batch)"
-    )
+    add_setting_flags(model, "model")  # --backend, --model, --url, --threads, --threads-batch
 
     ask = commands.add_parser("ask", parents=[common, model], help="answer a question from the library, with citations")
     ask.add_argument("question", nargs="+")

@@ -28,8 +28,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.desk.setting_table import environment
 from engine.errors import Cancelled
-from engine.models.catalog import CatalogEntry, hub_endpoint
+from engine.models.catalog import DEFAULT_ENDPOINT, CatalogEntry, load_catalog
 
 PARTIAL = ".incomplete"
 DISK_MARGIN = 64 << 20  # kept free besides the file
@@ -49,11 +50,22 @@ class HashMismatch(DownloadError):
 
 def models_dir() -> Path:
     """Where downloaded models go: DOCDESK_MODELS, else `models` in DocDesk's data folder."""
-    if os.environ.get("DOCDESK_MODELS"):
-        return Path(os.environ["DOCDESK_MODELS"]).expanduser()
+    if folder := environment("DOCDESK_MODELS"):
+        return Path(folder).expanduser()
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("docdesk")) / "models"
+
+
+def hub_endpoint() -> str:
+    """The Hub to talk to: HF_ENDPOINT (a mirror, or the tests' local Hub), read when asked."""
+    return (environment("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def catalog() -> list[CatalogEntry]:
+    """The model catalog: DOCDESK_MODEL_CATALOG's file, else the one DocDesk ships."""
+    other = environment("DOCDESK_MODEL_CATALOG")
+    return load_catalog(Path(other).expanduser() if other else None)
 
 
 def target_path(entry: CatalogEntry, folder: Path | None = None) -> Path:
@@ -108,6 +120,7 @@ def download(
     NotEnoughDisk, HashMismatch, DownloadError, or Cancelled (the partial file is kept)."""
     target = target_path(entry, folder)
     target.parent.mkdir(parents=True, exist_ok=True)
+    # The child gets this process's environment as it is, with the Hub let in.
     env = {**os.environ, "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     env["HF_ENDPOINT"] = endpoint or hub_endpoint()
     env.pop("TRANSFORMERS_OFFLINE", None)
@@ -214,7 +227,7 @@ def _remote(repo: str, filename: str, revision: str = "main") -> tuple[int, str]
     """The file's size and sha256 from the Hub's LFS metadata."""
     from huggingface_hub import HfApi
 
-    infos = HfApi(endpoint=os.environ.get("HF_ENDPOINT")).get_paths_info(repo, [filename], revision=revision)
+    infos = HfApi(endpoint=hub_endpoint()).get_paths_info(repo, [filename], revision=revision)
     info = next((i for i in infos if getattr(i, "path", None) == filename), None)
     if info is None:
         raise DownloadError(f"{repo} has no file {filename}")
@@ -243,7 +256,7 @@ def fetch(repo: str, filename: str, target: Path, expected_sha256: str = "", rev
             f"{filename} needs {(size - have) / 1e9:.1f} GB more on {target.parent}, which has {free / 1e9:.1f} GB free"
         )
     _emit("start", size=size, sha256=sha256, resume_from=have)
-    endpoint = os.environ.get("HF_ENDPOINT")
+    endpoint = hub_endpoint()
     url = hf_hub_url(repo, filename, revision=revision, endpoint=endpoint)
     headers = build_hf_headers()
     location = get_hf_file_metadata(url, headers=headers, endpoint=endpoint).location

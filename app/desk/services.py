@@ -68,7 +68,10 @@ class DocDesk:
     def embedder(self) -> Embedder:
         # Cheap: the model itself loads on the first encode.
         return make_embedder(
-            self.settings.embedding_model, self.settings.embedding_batch_size, self.settings.embedding_multilingual
+            self.settings.embedding_model,
+            self.settings.embedding_batch_size,
+            self.settings.embedding_multilingual,
+            self.settings.embedding_precision,
         )
 
     @cached_property

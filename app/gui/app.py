@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ def run(settings, started: float | None = None) -> int:
 
     from app.desk.crash import CrashGuard
     from app.desk.services import DocDesk
+    from app.desk.setting_table import environment
     from app.desk.settings import log_dir
     from app.gui.main_window import MainWindow
 
@@ -53,7 +53,7 @@ def run(settings, started: float | None = None) -> int:
     window = MainWindow(DocDesk(settings, guard), crash_notice=notice)
     window.show()
     app.processEvents()
-    if os.environ.get("DOCDESK_REPORT_STARTUP"):  # read by tests/bench/bench_gui.py
+    if environment("DOCDESK_REPORT_STARTUP"):  # read by tests/bench/bench_gui.py
         print(f"window-shown {time.perf_counter() - started:.3f}", flush=True)
     code = app.exec()
     guard.stop()

@@ -104,17 +104,17 @@ class ModelsDialog(QDialog):
         def work(ctx):
             from concurrent.futures import ThreadPoolExecutor
 
-            from app.desk.model_download import models_dir
-            from engine.models.catalog import judge, load_catalog, read_remote, this_machine
+            from app.desk.model_download import catalog, hub_endpoint, models_dir
+            from engine.models.catalog import judge, read_remote, this_machine
 
-            entries = load_catalog()
+            entries = catalog()
             ctx.progress(("entries", entries))
             machine = this_machine()
             ctx.progress(("machine", machine))
 
             def one(entry):
                 try:
-                    facts = read_remote(entry, cache=models_dir() / ".headers")
+                    facts = read_remote(entry, hub_endpoint(), models_dir() / ".headers")
                     ctx.progress(("verdict", (entry.name, facts, judge(facts, machine))))
                 except Exception as exc:  # one unreachable file costs only its own row
                     ctx.progress(("verdict", (entry.name, None, exc)))

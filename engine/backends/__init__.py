@@ -55,6 +55,7 @@ class LlmSettings:
     llama_server: str | None = None  # llama_server: the executable (None: PATH, then `make llama-server`'s)
     slots: int | None = None  # llama_server: parallel slots (None: from the memory plan)
     server_port: int | None = None  # llama_server: its port (None: a free one)
+    build_cache: str | None = None  # DocDesk's build cache, where `make llama-server` leaves it (None: the platform's)
     # Thinking models (Qwen3, QwQ, DeepSeek-R1): None as the model does by default, True or False
     # asks for thinking or none; thinking_budget caps the tokens of thinking per answer (None: no cap).
     thinking: bool | None = None

@@ -8,7 +8,6 @@ manager and is then an OpenAI-compatible backend with `max_concurrency` = N.
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,6 +39,7 @@ class LlamaServerSettings:
     threads: int | None = None  # decode threads; None: engine/models/threads.py decides
     threads_batch: int | None = None  # prompt threads; None: as decided there
     port: int | None = None
+    build_cache: str | None = None  # where `make llama-server` left its builds; None: the platform cache
     cpu_repack: bool | None = None  # llama.cpp's repacked CPU weights; None: off on AMX CPUs (it segfaults there)
     thinking: bool | None = None  # None: the template's default; False: no thinking; True: thinking
     thinking_budget: int | None = None  # tokens of thinking per answer; None: no cap
@@ -47,16 +47,17 @@ class LlamaServerSettings:
     extra_args: list[str] = field(default_factory=list)
 
 
-def built_servers() -> list[Path]:
-    """The llama-server programs `make llama-server` left in DocDesk's cache, newest first."""
+def built_servers(cache: str | None = None) -> list[Path]:
+    """The llama-server programs `make llama-server` left in DocDesk's build cache (`cache`, from
+    [llm] build_cache, else the platform's), newest first."""
     from platformdirs import user_cache_dir
 
-    root = Path(os.environ.get("DOCDESK_CACHE") or user_cache_dir("docdesk")) / "llama-server"
+    root = Path(cache or user_cache_dir("docdesk")).expanduser() / "llama-server"
     found = [p for p in root.glob("*/llama-server") if p.is_file()]
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
-def find_executable(configured: str | None) -> str:
+def find_executable(configured: str | None, cache: str | None = None) -> str:
     if configured:
         path = Path(configured).expanduser()
         if not path.is_file():
@@ -65,7 +66,7 @@ def find_executable(configured: str | None) -> str:
     on_path = shutil.which("llama-server")
     if on_path:
         return on_path
-    built = built_servers()
+    built = built_servers(cache)
     if built:
         return str(built[0])
     raise BackendUnavailable(
@@ -180,6 +181,7 @@ class LlamaServer(ManagedServer):
             threads=settings.threads,
             threads_batch=settings.threads_batch,
             port=settings.server_port,
+            build_cache=settings.build_cache,
             cpu_repack=settings.cpu_repack,
             thinking=settings.thinking,
             thinking_budget=settings.thinking_budget,
@@ -190,7 +192,7 @@ class LlamaServer(ManagedServer):
     def __init__(self, settings: LlamaServerSettings, log_dir: Path, gpus: list | None = None) -> None:
         if not settings.model.is_file():
             raise ModelNotFound(f"model file not found: {settings.model} (set [llm] model to a .gguf file)")
-        executable = find_executable(settings.executable)
+        executable = find_executable(settings.executable, settings.build_cache)
         from engine.models.gguf_info import read_gguf
 
         self.model_file = settings.model  # the GGUF it serves

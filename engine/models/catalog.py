@@ -69,26 +69,19 @@ class CatalogEntry:
     sha256: str = ""
 
     def url(self, endpoint: str | None = None, revision: str = "main") -> str:
-        """Where the Hub serves the file (it redirects to its CDN)."""
-        base = (endpoint or hub_endpoint()).rstrip("/")
+        """Where the Hub serves the file (it redirects to its CDN); `endpoint`: a mirror, from
+        HF_ENDPOINT (the app reads it: app/desk/model_download.py)."""
+        base = (endpoint or DEFAULT_ENDPOINT).rstrip("/")
         return f"{base}/{self.repo}/resolve/{revision}/{urllib.parse.quote(self.file)}"
 
     def as_dict(self) -> dict:
         return asdict(self) | {"languages": list(self.languages)}
 
 
-def hub_endpoint() -> str:
-    """The Hub to talk to: HF_ENDPOINT (a mirror, or the tests' local Hub), read when asked."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def catalog_path() -> Path:
-    return Path(os.environ.get("DOCDESK_MODEL_CATALOG") or CATALOG)
-
-
 def load_catalog(path: Path | None = None) -> list[CatalogEntry]:
-    """The catalog's entries in their order; a broken entry is named with what is wrong."""
-    path = path or catalog_path()
+    """The catalog's entries in their order (`path`: another catalog, from DOCDESK_MODEL_CATALOG;
+    the app reads it); a broken entry is named with what is wrong."""
+    path = path or CATALOG
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

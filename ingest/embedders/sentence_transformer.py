@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +19,7 @@ log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_BATCH_SIZE = 8  # fastest on a 2-core CPU for ~250-token passages (tests/bench/bench_ingest.py)
-PRECISION_VARIABLE = "DOCDESK_EMBED_PRECISION"  # "fp32" forces full precision, "bf16" forces bfloat16
+PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 where the CPU has bf16 hardware (see `precision`)
 
 
 def bundled_model_path() -> Path:
@@ -48,9 +47,16 @@ class SentenceTransformerEmbedder:
     """sentence-transformers on the CPU; its tokenizer is read without importing torch."""
 
     def __init__(
-        self, model: str | None = None, batch_size: int = DEFAULT_BATCH_SIZE, multilingual: bool = False
+        self,
+        model: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        multilingual: bool = False,
+        precision: str = "auto",
     ) -> None:
+        if precision not in PRECISIONS:
+            raise EmbeddingModelError(f"embedding precision {precision!r}: use one of {', '.join(PRECISIONS)}")
         self.name, self.path = resolve_model(model)
+        self._asked_precision = precision
         # Whether the model understands more than English; decides how far retrieval trusts it for CJK queries.
         self.multilingual = multilingual
         self.batch_size = batch_size
@@ -79,12 +85,8 @@ class SentenceTransformerEmbedder:
     @cached_property
     def model(self):
         with self._lock:
-            # The reader process shares the CPU with torch during ingest. Spinning OpenMP
-            # threads would burn the core it needs (measured: the embed stage 23% slower
-            # with a reader beside it, against 8% with passive waiting). Must be set before
-            # torch loads OpenMP; an explicit user setting wins.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            # OpenMP's passive waiting, which the reader process beside torch needs, is set when
+            # DocDesk's process starts (app/desk/process_env.py): the core leaves os.environ alone.
             try:
                 import transformers
                 from sentence_transformers import SentenceTransformer
@@ -113,10 +115,10 @@ class SentenceTransformerEmbedder:
 
         Measured on the bundled MiniLM (tests/bench/bench_embedders.py): 3.0x faster on an AMX CPU
         with every passage vector within cosine 0.9999 of its fp32 one, so the vectors of a library
-        embedded either way mix freely. Without the hardware bf16 is emulated and slower."""
-        chosen = os.environ.get(PRECISION_VARIABLE, "").strip().lower()
-        if chosen in ("fp32", "bf16"):
-            return chosen
+        embedded either way mix freely. Without the hardware bf16 is emulated and slower. The
+        constructor's `precision` ([embedding] precision, DOCDESK_EMBED_PRECISION) forces either."""
+        if self._asked_precision != "auto":
+            return self._asked_precision
         return "bf16" if cpu_has_bf16() else "fp32"
 
     @property

@@ -45,6 +45,9 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# DOCDESK_EMBED_PRECISION=fp32|bf16 forces the sentence-transformers weights, as DocDesk reads it
+# ([embedding] precision); the embedders take it as an argument.
+PRECISION = os.environ.get("DOCDESK_EMBED_PRECISION") or "auto"
 
 BUDGET_TOKENS = 1500
 BUDGETS = (300, 500, 800, 1500)
@@ -191,7 +194,7 @@ def build(model: str):
     from ingest.embedders.multilingual import E5_MODEL, E5Embedder
     from ingest.embedding import make_embedder
 
-    return E5Embedder() if model == E5_MODEL else make_embedder(model)
+    return E5Embedder() if model == E5_MODEL else make_embedder(model, precision=PRECISION)
 
 
 def _open(folder: Path, model: str, cross_language: bool = True):
@@ -254,7 +257,7 @@ def build_base(folder: Path) -> dict:
     from ingest.store.library import Library
 
     library = Library(folder)
-    report = Ingestor(library, SentenceTransformerEmbedder()).add(documents())
+    report = Ingestor(library, SentenceTransformerEmbedder(precision=PRECISION)).add(documents())
     library.close()
     return {"added": len(report.added), "failed": len(report.failed)}
 
@@ -359,7 +362,7 @@ def main() -> int:
         from ingest.embedding import make_embedder
         from ingest.store.library import Library
 
-        embedder = make_embedder(None)
+        embedder = make_embedder(None, precision=PRECISION)
         report = evaluate(HybridRetriever(Library(Path(args.library)), _QuerySide(embedder)), load_questions())
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.embedders.sentence_transformer import PRECISION_VARIABLE, SentenceTransformerEmbedder
+from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.models
 
@@ -16,13 +16,11 @@ TEXTS = [
 ]
 
 
-def test_the_precision_can_be_forced_and_bf16_vectors_match_fp32_ones(monkeypatch):
-    monkeypatch.setenv(PRECISION_VARIABLE, "fp32")
-    full = SentenceTransformerEmbedder()
+def test_the_precision_can_be_forced_and_bf16_vectors_match_fp32_ones():
+    full = SentenceTransformerEmbedder(precision="fp32")  # [embedding] precision, DOCDESK_EMBED_PRECISION
     assert full.precision == "fp32"
     reference = full.encode(TEXTS)
-    monkeypatch.setenv(PRECISION_VARIABLE, "bf16")
-    half = SentenceTransformerEmbedder()
+    half = SentenceTransformerEmbedder(precision="bf16")
     assert half.precision == "bf16"
     vectors = half.encode(TEXTS)
     assert vectors.dtype == np.float32
