@@ -1,15 +1,17 @@
 """Retrieval-augmented answers: find sources, decide whether they are relevant, ask the model, cite.
 
-`Answerer.prepare` does everything before the model is asked (rewriting a follow-up, search,
-the relevance check, the token-budgeted context); `Answerer.stream` streams the answer as
-TextDelta records and returns the Answer. When nothing relevant is found the answer is a plain
-statement and the model is never asked. What the front doors call is `DocDesk.answer` (app/desk/answering.py).
+`Answerer.prepare` does everything before the model is asked, as stages: a follow-up rewritten to
+stand alone, the question read once into a Query (engine/retrieval/query.py), then each stage
+`(query, hits) -> hits` in turn (translate, search, judge, rerank, pin: engine/retrieval/stages.py;
+the token-budgeted context and the prompt: here), each timed into the PreparedAnswer's `stages`.
+`Answerer.stream` streams the answer as TextDelta records and returns the Answer. When nothing
+relevant is found the answer is a plain statement and the model is never asked. What the front
+doors call is `DocDesk.answer` (app/desk/answering.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -18,16 +20,15 @@ from dataclasses import dataclass, field
 from engine.backends import Backend, ChatRequest, GenerationStats
 from engine.citations import attribute, cited_numbers
 from engine.errors import Cancelled
-from engine.generation.generate import Reply, complete, pieces, with_thinking_room
-from engine.prompts import answer_messages, format_source, nothing_found, rewrite_messages
+from engine.generation.generate import Reply, pieces, with_thinking_room
+from engine.prompts import answer_messages, format_source, nothing_found
 from engine.retrieval.context import Source, build_sources, whole_documents
-from engine.retrieval.relevance import Relevance, judge
-from engine.retrieval.retrieve import HybridRetriever, SearchHit, dense_weight, reciprocal_rank_fusion
-from ingest.keywords import query_tokens
-from ingest.language import question_language
+from engine.retrieval.query import Query
+from engine.retrieval.relevance import Relevance
+from engine.retrieval.retrieve import HybridRetriever, SearchHit
+from engine.retrieval.stages import Retrieval, StageClock
 from ingest.records import CitedSource
 
-_PAGE_REFERENCE = re.compile(r"\b(?:pages?|p\.|pp\.)\s*(\d{1,5})|第\s*(\d{1,5})\s*页", re.IGNORECASE)
 SOURCE_HEADER_TOKENS = 24  # the <source n=.. title=.. page=..> line and its closing tag
 
 
@@ -102,20 +103,41 @@ class Turn:
     sources: list[CitedSource] = field(default_factory=list)
 
 
+RETRIEVAL_STAGES = ("translate", "search", "judge", "rerank", "pin")  # their sum: timings' retrieve_ms
+
+
 @dataclass
 class PreparedAnswer:
     question: str  # as asked
     standalone: str  # as searched (a follow-up rewritten with the history)
-    language: str
+    language: str  # the answer's
     sources: list[Source]
-    relevance: Relevance
+    relevance: Relevance  # the relevance rule's verdict and its evidence, as the rule gave them
     messages: list[dict] | None  # None: nothing relevant, the model is not asked
-    timings: dict[str, float] = field(default_factory=dict)
+    stages: tuple[tuple[str, float], ...] = ()  # (stage, milliseconds), in the order they ran
     whole_documents: bool = False  # the documents asked about went to the model whole
+    # Why the model is asked although the rule found nothing relevant: "page" (the question names a
+    # page of the chat's documents: that page is the context), "whole documents" (the documents
+    # asked about fit and go in whole); "" when it was not overruled.
+    override: str = ""
+    query: Query | None = None  # the question as every stage read it
 
     @property
     def relevant(self) -> bool:
         return self.messages is not None
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Each stage's milliseconds as `<stage>_ms`, with retrieve_ms (the retrieval stages) and
+        prepare_ms (all of them)."""
+        timings = {f"{name}_ms": ms for name, ms in self.stages}
+        timings["retrieve_ms"] = sum(ms for name, ms in self.stages if name in RETRIEVAL_STAGES)
+        timings["prepare_ms"] = sum(ms for _, ms in self.stages)
+        return timings
+
+    def why(self) -> dict:
+        """Why the model was asked or not: the rule's evidence and verdict, and what overruled it."""
+        return {**self.relevance.as_dict(), "override": self.override or None}
 
 
 @dataclass
@@ -144,11 +166,6 @@ class Answer:
         return [s.cited_as(s.n in cited) for s in self.prepared.sources]
 
 
-def page_reference(question: str) -> int | None:
-    match = _PAGE_REFERENCE.search(question)
-    return int(match.group(1) or match.group(2)) if match else None
-
-
 class Answerer:
     def __init__(self, retriever: HybridRetriever, backend: Backend, settings: AnswerSettings | None = None) -> None:
         self.retriever = retriever
@@ -170,151 +187,25 @@ class Answerer:
         history: list[Turn] | None = None,
         cancel: threading.Event | None = None,
     ) -> PreparedAnswer:
-        started = time.perf_counter()
+        """The question through its stages, each timed; the prompt, or None when nothing is relevant."""
         history = (history or [])[-self.settings.history_turns :]
-        timings: dict[str, float] = {}
-        standalone = question
-        if history:
-            t = time.perf_counter()
-            standalone = self.rewrite(question, history, cancel)
-            timings["rewrite_ms"] = (time.perf_counter() - t) * 1000
-        language = question_language(question)
-
-        t = time.perf_counter()
-        hits = self._search(question, standalone, history, doc_ids, timings, cancel)
-        weight = dense_weight(standalone, getattr(self.retriever.embedder, "multilingual", False))
-        relevance = judge(self.library, standalone, hits, weight)
-        # Sources: the hits that pass the relevance rule on their own; the best two always go.
-        hits = [h for i, h in enumerate(hits) if i < 2 or relevance.hit_margins[i] >= 0]
-        hits = self._reranked(standalone, hits, timings, cancel)
-        pinned = self._page_hits(question, history, doc_ids)
-        if pinned:  # the user pointed at a page of a document of this chat: that page is the context
-            hits = pinned + [h for h in hits if h.passage.id not in {p.passage.id for p in pinned}]
-            relevance.relevant = True
-        timings["retrieve_ms"] = (time.perf_counter() - t) * 1000
-
-        t = time.perf_counter()
-        sources: list[Source] = []
-        messages = None
-        whole = None
-        history_messages = self._history_messages(history)
-        if relevance.relevant or doc_ids:
-            empty = answer_messages(question, [], history_messages, language)
-            room = (
-                self.backend.context_window
-                - sum(self.backend.count_tokens(m["content"]) + 8 for m in empty)
-                - self.settings.answer_tokens
-                - 64  # chat-template tokens and rounding
-            )
-            budget = min(self.context_tokens, room)
-            cost = lambda text: self.backend.count_tokens(text) + SOURCE_HEADER_TOKENS  # noqa: E731
-            # Documents the question is restricted to go in whole when they fit: nothing is missed.
-            whole = whole_documents(self.library, list(doc_ids or []), budget, cost) if doc_ids else None
-            if whole:
-                sources, relevance.relevant = whole, True
-            elif relevance.relevant:
-                sources = build_sources(self.library, hits[: self.settings.candidates], budget, cost, standalone)
-            if sources:
-                quoted = [format_source(s.n, s.title or s.path, s.page_label, s.text) for s in sources]
-                messages = answer_messages(question, quoted, history_messages, language)
-        timings["context_ms"] = (time.perf_counter() - t) * 1000
-        timings["prepare_ms"] = (time.perf_counter() - started) * 1000
-        return PreparedAnswer(question, standalone, language, sources, relevance, messages, timings, bool(whole))
-
-    def rewrite(self, question: str, history: list[Turn], cancel: threading.Event | None = None) -> str:
-        """A follow-up ("and on page 5?") as a question that stands alone, for the search."""
-        request = ChatRequest(
-            rewrite_messages([(t.question, t.answer) for t in history], question),
-            max_tokens=64,
-            temperature=0.0,
-            stop=["\n"],
-            thinking=False,  # a search phrase needs no reasoning; a thinking model's would be cut at "\n"
-            cancel=cancel or threading.Event(),
+        settings = self.settings
+        retrieval = Retrieval(self.retriever, self.backend, question, doc_ids, history, cancel or threading.Event())
+        retrieval.candidates, retrieval.translate_mode, retrieval.rerank_mode = (
+            settings.candidates,
+            settings.translate_queries,
+            settings.rerank,
         )
-        text = complete(self.backend, request).strip().strip("\"'“”")
-        text = text.removeprefix("Stand-alone question:").strip()
-        # A small model may answer instead of rewriting, or return nothing useful: then the search
-        # falls back on the last question and the follow-up together.
-        fallback = f"{history[-1].question} {question}"
-        known = set(query_tokens(fallback))
-        page = page_reference(question)
-        if (
-            not text
-            or len(text) > 3 * len(fallback) + 40
-            or not known & set(query_tokens(text))
-            or not text.endswith(("?", "？"))  # an answer, not a question
-            or cited_numbers(text, 99)
-            or (page is not None and str(page) not in text)
-        ):
-            return fallback
-        return text
-
-    def _search(
-        self,
-        question: str,
-        standalone: str,
-        history: list[Turn],
-        doc_ids: list[str] | None,
-        timings: dict[str, float] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> list[SearchHit]:
-        k = max(self.settings.candidates, 10)
-        rankings = [self.retriever.search(standalone, k, doc_ids).hits]
-        if history:
-            # The rewrite may be poor with a small model: fuse it with the plain follow-up plus the last question.
-            rankings.append(self.retriever.search(f"{history[-1].question} {question}", k, doc_ids).hits)
-        for translated in self._translations(standalone, doc_ids, timings, cancel):
-            rankings.append(self.retriever.search(translated, k, doc_ids).hits)
-        if len(rankings) == 1:
-            return rankings[0]
-        by_id = {h.passage.id: h for ranking in reversed(rankings) for h in ranking}
-        fused = reciprocal_rank_fusion([[h.passage.id for h in ranking] for ranking in rankings])
-        return [by_id[i] for i in sorted(fused, key=fused.__getitem__, reverse=True)]
-
-    def _reranked(self, standalone, hits, timings, cancel) -> list[SearchHit]:
-        """The hits as the model orders them, where it reranks (engine/retrieval/rerank.py)."""
-        from engine.retrieval import rerank
-
-        if not hits or not rerank.wanted(self.settings.rerank, self.backend):
-            return hits
-        reordered, ms = rerank.rerank(self.backend, standalone, hits, cancel)
-        timings["rerank_ms"] = ms
-        return reordered
-
-    def _translations(self, standalone, doc_ids, timings, cancel) -> list[str]:
-        """The question in the library's other languages, where the model can translate it."""
-        from engine.retrieval import query_translation
-
-        if not query_translation.wanted(self.settings.translate_queries, self.backend):
-            return []
-        languages = self.library.document_languages(doc_ids)
-        found, ms = query_translation.translations(
-            self.backend, standalone, question_language(standalone), languages, cancel
-        )
-        if timings is not None and query_translation.other_languages(languages, question_language(standalone)):
-            timings["translate_ms"] = ms
-        return found
-
-    def _page_hits(self, question: str, history: list[Turn], doc_ids: list[str] | None) -> list[SearchHit]:
-        page = page_reference(question)
-        if page is None:
-            return []
-        docs = list(doc_ids or [])
-        for turn in reversed(history):  # the documents the conversation has been about, latest first
-            for source in sorted(turn.sources, key=lambda s: not s.cited):
-                if source.doc_id not in docs:
-                    docs.append(source.doc_id)
-        rows = self.library.page_passages(docs[:3], page)
-        # Passages that start on the page come before those that only run into it.
-        rows.sort(key=lambda r: (docs.index(r.doc_id), r.page != page))
-        return [SearchHit(r, 1.0) for r in rows]
-
-    def _history_messages(self, history: list[Turn]) -> list[dict]:
-        messages = []
-        for turn in history:
-            messages.append({"role": "user", "content": turn.question})
-            messages.append({"role": "assistant", "content": turn.answer[:1500]})
-        return messages
+        clock = StageClock()
+        standalone = clock.time("rewrite", retrieval.rewrite) if history else question
+        query = clock.time("query", retrieval.query, standalone)
+        given = _Given(self, retrieval)
+        hits: list[SearchHit] = []
+        for name, stage in [*retrieval.stages(query), ("context", given.context), ("prompt", given.prompt)]:
+            hits = clock.time(name, stage, query, hits)
+        assert retrieval.relevance is not None  # the judge always runs
+        found = (given.sources, retrieval.relevance, given.messages, tuple(clock.stages))
+        return PreparedAnswer(question, standalone, query.language, *found, given.whole, given.override, query)
 
     # -- the model -----------------------------------------------------------------
     def stream(
@@ -373,6 +264,62 @@ class Answerer:
     ) -> Answer:
         """`stream` run to its end, each piece of text through `on_text`."""
         return run_to_end(self.stream(prepared, cancel), on_text)
+
+
+class _Given:
+    """What the model is given for one question: the context and prompt stages, and what they made."""
+
+    def __init__(self, answerer: Answerer, retrieval: Retrieval) -> None:
+        self.answerer, self.retrieval = answerer, retrieval
+        self.history = _history_messages(retrieval.history)
+        self.sources: list[Source] = []
+        self.messages: list[dict] | None = None
+        self.whole = False
+        self.override = ""
+
+    def context(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
+        """The sources within the token budget: the documents asked about whole where they fit,
+        else the best hits widened by their neighbours (engine/retrieval/context.py)."""
+        answerer, retrieval = self.answerer, self.retrieval
+        verdict = retrieval.relevance is not None and retrieval.relevance.relevant
+        goes_on = verdict or retrieval.pinned > 0  # a page named is the context, whatever the verdict
+        if not (goes_on or retrieval.doc_ids):
+            return hits
+        backend = answerer.backend
+        empty = answer_messages(query.asked, [], self.history, query.language)
+        room = (
+            backend.context_window
+            - sum(backend.count_tokens(m["content"]) + 8 for m in empty)
+            - answerer.settings.answer_tokens
+            - 64  # chat-template tokens and rounding
+        )
+        budget = min(answerer.context_tokens, room)
+        cost = lambda text: backend.count_tokens(text) + SOURCE_HEADER_TOKENS  # noqa: E731
+        library = answerer.library
+        # Documents the question is restricted to go in whole when they fit: nothing is missed.
+        whole = whole_documents(library, list(retrieval.doc_ids), budget, cost) if retrieval.doc_ids else None
+        if whole:
+            self.sources, self.whole = whole, True
+            self.override = "" if verdict else "whole documents"
+        elif goes_on:
+            self.sources = build_sources(library, hits[: answerer.settings.candidates], budget, cost, query.text)
+            self.override = "" if verdict else "page"
+        return hits
+
+    def prompt(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
+        """The messages the model is sent: its sources quoted, the chat's last turns, the question."""
+        if self.sources:
+            quoted = [format_source(s.n, s.title or s.path, s.page_label, s.text) for s in self.sources]
+            self.messages = answer_messages(query.asked, quoted, self.history, query.language)
+        return hits
+
+
+def _history_messages(history) -> list[dict]:
+    messages = []
+    for turn in history:
+        messages.append({"role": "user", "content": turn.question})
+        messages.append({"role": "assistant", "content": turn.answer[:1500]})
+    return messages
 
 
 def run_to_end(stream: Generator, on_text: Callable[[str], None] | None = None) -> Answer:

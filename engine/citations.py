@@ -1,8 +1,9 @@
 """Citations: how an answer cites its sources, which sources a reader is shown, and the
 citations the model forgot.
 
-An answer cites source n as `[n]`, several at once as `[1, 2]` (or `[1，2]`, a Chinese comma);
-CITATION is that pattern for everything that reads citations (the engine, the window's links).
+An answer cites source n as `[n]`, several at once as `[1, 2]` (or `[1，2]`, a Chinese comma), as
+the answer prompt asks; CITATION (engine/prompts.py, beside that prompt) is the pattern for
+everything that reads citations (the engine, the window's links).
 
 Small models often copy from a source without writing `[n]`. Such a sentence is matched
 against the sources by its keyword tokens; only a clear match (most of its tokens in one
@@ -14,15 +15,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from engine.prompts import CITATION, NUMBER
 from ingest.keywords import query_tokens
 
 if TYPE_CHECKING:
     from engine.retrieval.context import Source
     from ingest.records import CitedSource
 
-# `[n]`, or several numbers in one pair of brackets; group 1 holds the numbers.
-CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
-NUMBER = re.compile(r"\d+")
 # A sentence ends at .!? before whitespace (not inside "3.11" or "config.toml"), a CJK stop, or a line end.
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|(?=\n)|$)[ \t]*\n*")
 MIN_TOKENS = 4

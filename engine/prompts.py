@@ -52,6 +52,11 @@ def language_name(code: str) -> str:
 
 
 # -- answers ----------------------------------------------------------------------
+# How an answer cites its sources, as ANSWER_SYSTEM's rule 2 asks: `[n]`, or several numbers in one
+# pair of brackets (`[1, 2]`, `[1，2]` with a Chinese comma); group 1 holds the numbers. Read by
+# engine/citations.py, the window's links and the follow-up rewriting (a rewrite that cites is an answer).
+CITATION = re.compile(r"\[(\d+(?:\s*[,，]\s*\d+)*)\]")
+NUMBER = re.compile(r"\d+")
 ANSWER_SYSTEM = {
     "en": """You are DocDesk, an assistant that answers questions from the user's own documents.
 Rules:

@@ -1,21 +1,24 @@
-"""Hybrid retrieval: FAISS dense candidates and FTS5 BM25 candidates, fused by reciprocal rank."""
+"""Hybrid retrieval: FAISS dense candidates and FTS5 BM25 candidates, fused by reciprocal rank,
+with a third vote for the passages that hold every word of the question. A search reads its
+question as a Query (engine/retrieval/query.py; `HybridRetriever.query` makes one) and fills each
+hit's coverage of it, which the relevance rule reads after."""
 
 from __future__ import annotations
 
-import re
+import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from engine.retrieval import bilingual_keywords
+from engine.retrieval import bilingual_keywords, concepts
 from engine.retrieval.coverage import WHOLE, text_coverages
-from ingest.cjk import CJK_RANGES
+from engine.retrieval.query import Query, make_query
+from engine.retrieval.query_translation import Translator
 from ingest.embedding import Embedder
-from ingest.keywords import affordable_tokens, query_tokens
+from ingest.keywords import affordable_tokens
 from ingest.store.library import Library, PassageRow
 from ingest.store.vectors import VectorIndex
 
-_CJK = re.compile(f"[{CJK_RANGES}]")
 RRF_K = 60  # the constant of Cormack et al.; damps the weight of the very first ranks
 CANDIDATES = 50
 DEEPER = 6  # times CANDIDATES: the dense pool a Chinese question's two languages are drawn from
@@ -28,6 +31,7 @@ class SearchHit:
     dense_rank: int | None = None
     keyword_rank: int | None = None
     dense_score: float | None = None
+    coverage: float | None = None  # the share of the searched Query's keywords it holds (coverage.py)
 
     def as_dict(self) -> dict:
         p = self.passage
@@ -63,21 +67,6 @@ def reciprocal_rank_fusion(
     return fused
 
 
-def dense_weight(query: str, multilingual: bool) -> float:
-    """How much to trust the embedding channel for this query.
-
-    An English-only model (the bundled all-MiniLM-L6-v2) maps CJK text to near-noise,
-    so for such queries the keyword channel decides, and the dense one only breaks ties.
-    """
-    if multilingual:
-        return 1.0
-    letters = [ch for ch in query if ch.isalnum()]
-    if not letters:
-        return 1.0
-    cjk = sum(1 for ch in letters if _CJK.match(ch))
-    return max(0.05, 1.0 - cjk / len(letters))
-
-
 def timed(timings: dict[str, float], name: str, work, *args):
     """work(*args), its wall time in ms stored under `name`."""
     started = time.perf_counter()
@@ -98,6 +87,9 @@ class HybridRetriever:
         # The library's dense index: the façade hands its own, shared with the ingestor.
         self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
         self._keyword_worker: ThreadPoolExecutor | None = None  # made at the first search
+        # The question in the library's other languages, as the model translated it (kept here: the
+        # façade holds its retriever for as long as it runs).
+        self.translator = Translator()
 
     def _keyword_pool(self) -> ThreadPoolExecutor:
         # The keyword side runs beside the query embedding and FAISS: SQLite, torch and FAISS all
@@ -106,22 +98,30 @@ class HybridRetriever:
             self._keyword_worker = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")
         return self._keyword_worker
 
-    def keyword_candidates(self, query: str, k: int, doc_ids: list[str] | None = None) -> list[tuple[int, float]]:
+    def query(self, text: str, asked: str | None = None) -> Query:
+        """The Query for `text` over this library, read as this retriever's embedder needs."""
+        multilingual = getattr(self.embedder, "multilingual", False)
+        return make_query(self.library, text, asked, multilingual, self.cross_language)
+
+    def keyword_candidates(
+        self, query: Query | str, k: int, doc_ids: list[str] | None = None
+    ) -> list[tuple[int, float]]:
         """(passage id, bm25) best first. Across the whole library a query keeps only the words it
         can afford to rank (ingest.keywords.POSTING_BUDGET); within a few documents, all of them.
         A Chinese question is matched in Chinese and, through a dictionary, in English."""
-        if self.cross_language and bilingual_keywords.wanted(query):
+        query = self.query(query) if isinstance(query, str) else query
+        if query.crossing:
             return bilingual_keywords.rank(self.library, query, k, doc_ids)
-        tokens = query_tokens(query)
+        tokens = [term.text for term in query.terms]
         if tokens and not doc_ids:
-            tokens = affordable_tokens(tokens, self.library.keyword_passage_counts(tokens))
+            tokens = affordable_tokens(tokens, query.passage_counts())
         return self.library.keyword_search(tokens, k, doc_ids)
 
     def warm_up(self) -> None:
         self.embedder.encode(["warm up"])
         self.vectors.index()
         if self.cross_language and "zh" in self.library.document_languages():
-            bilingual_keywords.warm_up()  # the dictionary (~0.5 s) before the first Chinese question
+            concepts.warm_up()  # the dictionary (~0.5 s) before the first Chinese question
 
     def _dense(self, query: str, k: int, doc_ids: list[str] | None) -> list[tuple[int, float]]:
         vector = self.embedder.encode([query])[0]
@@ -138,27 +138,32 @@ class HybridRetriever:
         order = np.argsort(-scores)[:k]
         return [(ids[i], float(scores[i])) for i in order]
 
-    def _coverages(self, query: str, order: list[int], rows: dict[int, PassageRow]) -> list[float]:
-        return text_coverages(self.library, query, [rows[i].text if i in rows else "" for i in order])
+    def covered(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits with their coverage of `query` (hits found by another phrasing of the question
+        hold their coverage of that one)."""
+        shares = text_coverages(query, [h.passage.text for h in hits])
+        return [dataclasses.replace(h, coverage=share) for h, share in zip(hits, shares, strict=True)]
 
     def search(
-        self, query: str, k: int = 10, doc_ids: list[str] | None = None, candidates: int = CANDIDATES
+        self, query: Query | str, k: int = 10, doc_ids: list[str] | None = None, candidates: int = CANDIDATES
     ) -> SearchResult:
+        """The best `k` passages for the query (a string is made a Query first), each with its coverage."""
+        query = self.query(query) if isinstance(query, str) else query
         timings: dict[str, float] = {}
         wanted = max(k, candidates)
         keyword_job = self._keyword_pool().submit(
             timed, timings, "keyword_ms", self.keyword_candidates, query, wanted, doc_ids
         )
-        crossing = self.cross_language and bilingual_keywords.wanted(query)
+        crossing = query.crossing
         # A Chinese question's dense ranking alternates languages: drawn from a deeper pool, so the
         # English passages are there to alternate with (bilingual_keywords.alternate_languages).
-        dense = timed(timings, "dense_ms", self._dense, query, wanted * (DEEPER if crossing else 1), doc_ids)
+        dense = timed(timings, "dense_ms", self._dense, query.text, wanted * (DEEPER if crossing else 1), doc_ids)
         if crossing:
             dense = bilingual_keywords.alternate_languages(self.library, dense)[:wanted]
         keyword = keyword_job.result()
         t = time.perf_counter()
         rankings = [[i for i, _ in dense], [i for i, _ in keyword]]
-        weights = [dense_weight(query, getattr(self.embedder, "multilingual", False)), 1.0]
+        weights = [query.dense_weight, 1.0]
         first = reciprocal_rank_fusion(rankings, weights)
         order = sorted(first, key=first.__getitem__, reverse=True)
         rows = self.library.passages(order)
@@ -166,16 +171,18 @@ class HybridRetriever:
         # first two: where the dense channel strays (the multilingual model matches "vectors.faiss"
         # to passages about Rust's Vec), the passage that says all of it still leads. Eval library
         # (README, "Choosing the embedder"): English answers within 500 tokens 0.97, was 0.87.
-        whole = [i for i, share in zip(order, self._coverages(query, order, rows), strict=True) if share >= WHOLE]
+        shares = text_coverages(query, [rows[i].text if i in rows else "" for i in order])
+        coverage = dict(zip(order, shares, strict=True))  # kept on the hits: the relevance rule reads it
+        whole = [i for i in order if coverage[i] >= WHOLE]
         fused = reciprocal_rank_fusion([*rankings, whole], [*weights, 1.0])
         best = sorted(fused, key=fused.__getitem__, reverse=True)[:k]
         dense_rank = {i: r for r, (i, _) in enumerate(dense)}
         dense_score = dict(dense)
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword)}
         hits = [
-            SearchHit(rows[i], fused[i], dense_rank.get(i), keyword_rank.get(i), dense_score.get(i))
+            SearchHit(rows[i], fused[i], dense_rank.get(i), keyword_rank.get(i), dense_score.get(i), coverage[i])
             for i in best
             if i in rows
         ]
         timings["fuse_ms"] = (time.perf_counter() - t) * 1000
-        return SearchResult(query, hits, timings)
+        return SearchResult(query.text, hits, timings)

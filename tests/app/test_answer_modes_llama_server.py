@@ -8,7 +8,6 @@ import pytest
 
 from app.desk.answering import final_answer
 from engine.answer import AnswerSettings
-from engine.retrieval import query_translation
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.models
@@ -55,16 +54,18 @@ def desk_on(folder, embedder, backend, **answers):
 
 
 def test_translation_reranking_and_whole_documents_through_the_server(server, library, embedder):
-    query_translation._cache.clear()
     desk = desk_on(library, embedder, server, translate_queries="on", rerank="on", context_tokens=300)
     searched: list[str] = []
     search = desk.retriever.search
-    desk.retriever.search = lambda query, *args, **kw: (searched.append(query), search(query, *args, **kw))[1]
+    desk.retriever.search = lambda query, *args, **kw: (
+        searched.append(getattr(query, "text", query)),
+        search(query, *args, **kw),
+    )[1]
     try:
         answered = final_answer(desk.answer("DocDesk 需要哪个 Python 版本？", save_chat=False))
         assert "translate_ms" in answered.timings and "rerank_ms" in answered.timings
         assert len(searched) >= 1 and answered.given  # a translation searched too, where the model gave one
-        translated = query_translation._cache
+        translated = desk.retriever.translator.cache
         assert translated and all(isinstance(v, str) for v in translated.values())
 
     finally:

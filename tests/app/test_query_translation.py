@@ -57,12 +57,14 @@ def translation_requests(backend) -> list:
 
 
 def test_a_chinese_question_is_also_searched_in_english_and_fused(library, embedder):
-    query_translation._cache.clear()
     backend = translating_model()
     desk = desk_on(library, embedder, backend, "on")
     searched: list[str] = []
     search = desk.retriever.search
-    desk.retriever.search = lambda query, *args, **kw: (searched.append(query), search(query, *args, **kw))[1]
+    desk.retriever.search = lambda query, *args, **kw: (
+        searched.append(getattr(query, "text", query)),
+        search(query, *args, **kw),
+    )[1]
     try:
         answered = final_answer(desk.answer(QUESTION, save_chat=False))
         assert searched == [QUESTION, TRANSLATION]  # both searched (for real), the rankings fused
@@ -72,7 +74,8 @@ def test_a_chinese_question_is_also_searched_in_english_and_fused(library, embed
         english = [s for s in answered.given if s.path.endswith("docdesk-guide.md")]
         assert english, [s.path for s in answered.given]  # the English guide was found through the translation
         assert any("3.11" in s.text for s in english)
-        # Asked again: the translation comes from the cache, the model is not asked to translate.
+        # Asked again: the translation comes from the cache (the retriever's translator), the model
+        # is not asked to translate.
         final_answer(desk.answer(QUESTION, save_chat=False))
         assert len(translation_requests(backend)) == 1
     finally:
@@ -80,7 +83,6 @@ def test_a_chinese_question_is_also_searched_in_english_and_fused(library, embed
 
 
 def test_only_the_libraries_other_languages_are_asked_for(library, embedder):
-    query_translation._cache.clear()
     backend = translating_model()
     desk = desk_on(library, embedder, backend, "on")
     try:
@@ -105,7 +107,6 @@ def test_auto_is_off_with_the_bundled_model_and_on_for_a_server(library, embedde
     assert query_translation.can_translate(FakeBackend(model_file=big))
     assert query_translation.can_translate(FakeBackend(served=True))
 
-    query_translation._cache.clear()
     backend = translating_model()  # the fake backend is neither a server nor a large GGUF
     desk = desk_on(library, embedder, backend, "auto")
     try:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.answer import cited_numbers, page_reference
+from engine.answer import cited_numbers
 from engine.citations import attribute
 from engine.prompts import answer_messages, defuse, format_source
 from engine.retrieval.context import build_sources
-from engine.retrieval.relevance import judge
-from engine.retrieval.retrieve import HybridRetriever, dense_weight
+from engine.retrieval.query import page_reference
+from engine.retrieval.relevance import dense_bar, judge
+from engine.retrieval.retrieve import HybridRetriever
 from ingest.language import question_language
 
 pytestmark = pytest.mark.models  # the corpus library is embedded with the real model
@@ -25,8 +26,8 @@ def retriever(corpus_library, embedder):
 
 
 def relevance(retriever, question):
-    hits = retriever.search(question, 12).hits
-    return judge(retriever.library, question, hits, dense_weight(question, False))
+    query = retriever.query(question)
+    return judge(query, retriever.search(query, 12).hits, dense_bar(retriever.embedder.name))
 
 
 @pytest.mark.parametrize("question", UNRELATED)

@@ -44,8 +44,8 @@ def main() -> int:
     parser.add_argument("--model", help="an [embedding] model setting (default: the default embedder)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from engine.retrieval.relevance import judge
-    from engine.retrieval.retrieve import HybridRetriever, dense_weight
+    from engine.retrieval.relevance import dense_bar, judge
+    from engine.retrieval.retrieve import HybridRetriever
 
     library, embedder = open_library(args.library, args.model)
     retriever = HybridRetriever(library, embedder)
@@ -59,8 +59,8 @@ def main() -> int:
     for name, questions in groups.items():
         rows = []
         for q in questions:
-            hits = retriever.search(q, 12).hits
-            r = judge(library, q, hits, dense_weight(q, embedder.multilingual))
+            query = retriever.query(q)
+            r = judge(query, retriever.search(query, 12).hits, dense_bar(embedder.name))
             rows.append({"q": q, **r.as_dict()})
         want = name.startswith("relevant")
         right = sum(1 for row in rows if row["relevant"] == want)

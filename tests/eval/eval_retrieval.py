@@ -171,14 +171,17 @@ class FusedRetriever:
         }
 
     def ranked(self, question: str) -> list[str]:
-        from engine.retrieval.retrieve import dense_weight, reciprocal_rank_fusion
+        from engine.retrieval.query import dense_weight
+        from engine.retrieval.retrieve import reciprocal_rank_fusion
+        from ingest.language import cjk_share
 
         dense_a = [i for i, _ in self.a._dense(question, self.k, None)]
         dense_b = [self.b_to_a[i] for i, _ in self.b._dense(question, self.k, None) if self.b_to_a.get(i)]
         keyword = [i for i, _ in self.a.keyword_candidates(question, self.k)]
+        share = cjk_share(question)
         weights = [
-            dense_weight(question, self.a.embedder.multilingual),
-            dense_weight(question, self.b.embedder.multilingual),
+            dense_weight(share, self.a.embedder.multilingual),
+            dense_weight(share, self.b.embedder.multilingual),
             1.0,
         ]
         fused = reciprocal_rank_fusion([dense_a, dense_b, keyword], weights)
