@@ -184,6 +184,7 @@ def _cmd_ask(desk, args) -> int:
             "reasoning": answer.reasoning,  # a thinking model's, kept apart from the answer
             "thinking_ms": answer.thinking_ms,
             "whole_documents": answer.whole_documents,  # the --doc documents fit and went in whole
+            "stages": [[name, ms] for name, ms in answer.stages],  # how the question was prepared, in order
         }
         _emit(args, payload, "")
         return 0
@@ -199,7 +200,25 @@ def _cmd_ask(desk, args) -> int:
         *(["the documents went in whole"] if answer.whole_documents else []),
         f"chat not saved: {answer.unsaved}" if answer.unsaved else f"continue with --chat {answer.chat_id}",
     )
+    if getattr(args, "verbose", False):
+        sys.stderr.write("".join(line + "\n" for line in answer_details(answer)))
     return 0
+
+
+def answer_details(answer) -> list[str]:
+    """What --verbose adds under an answer: each stage the question went through with its time, and
+    why the relevance rule let the model answer or not (and what overruled it)."""
+    stages = " · ".join(f"{name} {ms:.0f} ms" for name, ms in answer.stages)
+    why = answer.relevance
+    lines = [f"stages: {stages}"] if stages else []
+    if "margin" in why:
+        lines.append(
+            f"relevance: {'relevant' if why['relevant'] else 'nothing relevant'} (margin {why['margin']:+.2f}:"
+            f" coverage {why['coverage']:.2f}, dense {why['dense']:.2f} x {why['dense_weight']:.2f}"
+            f" against {why.get('dense_bar', 0.0):.2f})"
+            + (f", overruled: {why['override']}" if why.get("override") else "")
+        )
+    return lines
 
 
 def _cmd_chats(desk, args) -> int:

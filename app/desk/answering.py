@@ -32,25 +32,27 @@ class Answered:
     sources: list[CitedSource]  # what a reader is shown: the sources cited, else all it was given
     given: list[CitedSource]  # every source the model was given, each marked whether it is cited
     stats: GenerationStats  # tokens, finish_reason ("length", "loop", "cancelled", ...)
-    timings: dict[str, float]  # rewrite_ms, retrieve_ms, context_ms, prepare_ms, ttft_ms, total_ms
+    timings: dict[str, float]  # each stage's <stage>_ms (see `stages`), retrieve_ms, prepare_ms, ttft_ms, total_ms
     cancelled: bool  # stopped before the model finished: `text` is what it wrote until then
     question: str  # as asked
     standalone: str  # as searched: a follow-up rewritten with the chat's history
     relevant: bool  # False: nothing in the library matched, the model was not asked
-    relevance: dict  # why (engine.retrieval.relevance.Relevance.as_dict())
+    relevance: dict  # why: the relevance rule's evidence and verdict, and what overruled it (PreparedAnswer.why)
     chat_id: str | None = None  # the chat the exchange is kept in; None when not saved as a chat
     unsaved: str = ""  # why the chat could not be written (a read-only library, a full disk)
     reasoning: str = ""  # a thinking model's reasoning, kept beside the answer ("" for others)
     thinking_ms: float = 0.0  # how long it thought
     whole_documents: bool = False  # the documents asked about fit and went to the model whole
+    stages: tuple[tuple[str, float], ...] = ()  # (stage, ms): the question's way, in order (engine/answer.py)
 
     @classmethod
     def of(cls, answer: Answer, chat_id: str | None = None, unsaved: str = "") -> Answered:
         prepared, given = answer.prepared, answer.cited_sources()
         ended = (answer.text, shown_sources(given), given, answer.stats, answer.timings, answer.cancelled)
-        asked = (prepared.question, prepared.standalone, prepared.relevant, prepared.relevance.as_dict())
+        asked = (prepared.question, prepared.standalone, prepared.relevant, prepared.why())
         thought = (answer.reasoning, round(answer.thinking_ms, 1))
-        return cls(*ended, *asked, chat_id, unsaved, *thought, prepared.whole_documents)
+        stages = tuple((name, round(ms, 1)) for name, ms in prepared.stages)
+        return cls(*ended, *asked, chat_id, unsaved, *thought, prepared.whole_documents, stages)
 
 
 AnswerEvent = TextDelta | ReasoningDelta | Answered

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDialog, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from app.desk.answering import Answered, final_answer
 from app.desk.services import DocDesk
@@ -168,6 +168,7 @@ class ChatController(QObject):
         # "Show retrieved passages" dialog all of them.
         message.update(text=answer.text, sources=answer.given, pending=False)
         message.update(reasoning=answer.reasoning, thinking_ms=answer.thinking_ms, whole=answer.whole_documents)
+        message.update(stages=answer.stages, relevance=answer.relevance)  # how it was prepared: the passages view
         if answer.cancelled:
             message["text"] += "\n\n_" + self.tr("(stopped)") + "_"
         self.pane.chat_id = answer.chat_id
@@ -196,13 +197,41 @@ class ChatController(QObject):
         dialog = QDialog(self.window)
         dialog.setWindowTitle(self.tr("Retrieved passages"))
         dialog.resize(760, 700)
+        layout = QVBoxLayout(dialog)
+        lines = self.preparation_lines(messages[index])
+        if lines:  # an answer of this session: how its question was prepared (a chat read back has none)
+            details = QLabel("\n".join(lines))
+            details.setObjectName("answerPreparation")
+            details.setWordWrap(True)
+            details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            layout.addWidget(details)
         browser = QTextBrowser()
         parts = [self.tr("What the model was given for this answer:")]
         parts += [f"### {shown_label(s)}\n\n{s.text}" for s in messages[index].get("sources", [])]
         browser.setMarkdown("\n\n".join(parts))
-        QVBoxLayout(dialog).addWidget(browser)
+        layout.addWidget(browser)
         dialog.show()
         self._passages_dialog = dialog
+
+    def preparation_lines(self, message: dict) -> list[str]:
+        """The answer's stages with their times, and why the relevance rule let the model answer (or
+        not) and what overruled it: read-only lines above the passages."""
+        lines = []
+        stages = message.get("stages") or ()
+        if stages:
+            steps = " · ".join(f"{name} {ms:.0f} ms" for name, ms in stages)
+            lines.append(self.tr("Stages: %1").replace("%1", steps))
+        why = message.get("relevance") or {}
+        if "margin" in why:
+            verdict = self.tr("relevant") if why["relevant"] else self.tr("nothing relevant")
+            words = self.tr("Relevance: %1 (keyword coverage %2, dense score %3, margin %4)")
+            for mark, value in (("%1", verdict), ("%2", f"{why['coverage']:.2f}"), ("%3", f"{why['dense']:.2f}")):
+                words = words.replace(mark, value)
+            line = words.replace("%4", f"{why['margin']:+.2f}")
+            if why.get("override"):
+                line += " · " + self.tr("answered anyway: %1").replace("%1", why["override"])
+            lines.append(line)
+        return lines
 
     def open_citation(self, message: int, n: int) -> None:
         messages = self.pane.messages
