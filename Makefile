@@ -1,5 +1,6 @@
-# DocDesk: `make run` starts it, `make test` runs the whole suite. Both set up .venv themselves,
-# from requirements.lock (every package pinned, with hashes); `make lock` refreshes the lock.
+# DocDesk: `make run` starts it, `make test` runs the whole suite, `make test-fast` the part that
+# needs no model, GPU, window or child process (a few minutes). They set up .venv themselves, from
+# requirements.lock (every package pinned, with hashes); `make lock` refreshes the lock.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,7 +36,7 @@ UV := uv==0.13.9
 LOCK_FIND_LINKS = $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null)
 TORCH_SOURCE = $(if $(LOCK_FIND_LINKS),$(addprefix --find-links ,$(LOCK_FIND_LINKS)),--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: run test lint bench eval clean samples screenshots dist dist-test wheel-test lock llama-flags llama-server
+.PHONY: run test test-fast lint bench eval clean samples screenshots dist dist-test wheel-test lock llama-flags llama-server
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +72,14 @@ lint: $(INSTALLED)
 test: lint llama-server
 	@echo "$(LLAMA_NOTE); CMAKE_ARGS=$(LLAMA_CMAKE_ARGS)"
 	$(BIN)/python -m pytest
+
+# The tests that need no model, GPU, window or child process (markers set from the fixtures a test
+# uses: tests/markers.py). Only the venv is needed (installed if missing, not refreshed: `make test`
+# does that), no lint or llama-server build.
+FAST_TESTS := not models and not gpu and not gui and not subprocess and not slow
+test-fast:
+	@ls $(VENV)/.installed-* >/dev/null 2>&1 || $(MAKE) $(INSTALLED)
+	$(BIN)/python -m pytest -m "$(FAST_TESTS)"
 
 bench: $(INSTALLED)
 	$(BIN)/python tests/bench/bench_ingest.py

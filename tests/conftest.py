@@ -1,4 +1,8 @@
-"""Shared fixtures. No test may reach the network: sockets are limited to loopback."""
+"""Shared fixtures. No test may reach the network: sockets are limited to loopback.
+
+Markers come from what a test uses (tests/markers.py): a fixture that loads a model, drives the
+window or starts a child process says so with @marks(...), and every test that uses it gets the
+marker; `make test-fast` leaves those tests out."""
 
 from __future__ import annotations
 
@@ -7,6 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests.markers import marks
+from tests.markers import pytest_collection_modifyitems as pytest_collection_modifyitems  # noqa: F401
+from tests.markers import unmarked_work_fails as _unmarked_work_fails  # noqa: F401
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -38,6 +46,7 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
+@marks("models")
 def embedder():
     from ingest.embedders.sentence_transformer import SentenceTransformerEmbedder
 
@@ -47,6 +56,7 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
+@marks("models", "subprocess")  # read by the reader process, embedded by the bundled model
 def corpus_library(tmp_path_factory, corpus, embedder):
     """One library holding the whole test corpus and the sample guides, built once."""
     from ingest.pipeline import Ingestor
@@ -59,6 +69,7 @@ def corpus_library(tmp_path_factory, corpus, embedder):
 
 
 @pytest.fixture(scope="session")
+@marks("models", "subprocess")
 def native_llama():
     """One real completion of the bundled model in a child process, run once per session.
 
@@ -80,6 +91,7 @@ def _llama_must_run_natively(request):
 
 
 @pytest.fixture(scope="session")
+@marks("models")
 def bundled_llm():
     """The bundled SmolLM2 GGUF, in process, loaded once for the session."""
     from engine.backends.llama_cpp import LlamaCppBackend
@@ -88,6 +100,15 @@ def bundled_llm():
     backend.warm_up()
     yield backend
     backend.close()
+
+
+@pytest.fixture(scope="session")
+def standin_embedder():
+    """A deterministic hashing embedder (tests/standin_embedder.py) for the tests that do not judge
+    retrieval quality: it loads nothing, so they are no `models` tests."""
+    from tests.standin_embedder import HashingEmbedder
+
+    return HashingEmbedder()
 
 
 def corpus_path(*parts: str) -> str:

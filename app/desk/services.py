@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from app.desk.crash import CrashGuard
 from app.desk.refs import shown_ref
 from app.desk.settings import Settings
-from engine.backends.base import GenerationStats
+from engine.backends.base import Backend, GenerationStats
 from engine.retrieval.retrieve import HybridRetriever, SearchResult
 from ingest.embedding import Embedder, make_embedder
 from ingest.errors import LibraryError
@@ -30,11 +30,24 @@ log = logging.getLogger(__name__)
 
 
 class DocDesk:
-    def __init__(self, settings: Settings, crash_guard: CrashGuard | None = None) -> None:
+    """The façade over one library. `backend` and `embedder`, when given, stand in for the ones the
+    settings name (the tests give a fake model and a stand-in embedder so); a given backend is
+    closed with the façade as its own would be, and after close_backend() the settings' one is made."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        crash_guard: CrashGuard | None = None,
+        *,
+        backend: Backend | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.settings = settings
         # The process's crash guard (started by the CLI or the window); an unstarted one records nothing.
         self.crash_guard = crash_guard or CrashGuard()
-        self._backend = None
+        self._backend = backend
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
         self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
         self._one_model_lock = threading.Lock()
 
@@ -64,15 +77,18 @@ class DocDesk:
     def library(self) -> Library:
         return Library(self.settings.library)
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
-        # Cheap: the model itself loads on the first encode.
-        return make_embedder(
-            self.settings.embedding_model,
-            self.settings.embedding_batch_size,
-            self.settings.embedding_multilingual,
-            self.settings.embedding_precision,
-        )
+        with self._embedder_lock:  # one embedder for the window's threads: each would load its model
+            if self._embedder is None:
+                # Cheap: the model itself loads on the first encode.
+                self._embedder = make_embedder(
+                    self.settings.embedding_model,
+                    self.settings.embedding_batch_size,
+                    self.settings.embedding_multilingual,
+                    self.settings.embedding_precision,
+                )
+            return self._embedder
 
     @cached_property
     def vectors(self) -> VectorIndex:

@@ -47,10 +47,7 @@ def desk_on(folder, embedder, backend, **answers):
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(answer_tokens=32, **answers)
-    desk = DocDesk(settings)
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(settings, backend=backend, embedder=embedder)
 
 
 def test_translation_reranking_and_whole_documents_through_the_server(server, library, embedder):

@@ -237,10 +237,7 @@ def desk_on(folder: Path, embedder, backend, guard=None):
     from app.desk.services import DocDesk
     from app.desk.settings import Settings
 
-    desk = DocDesk(Settings(library=folder), guard)
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(Settings(library=folder), guard, backend=backend, embedder=embedder)
 
 
 @pytest.mark.models

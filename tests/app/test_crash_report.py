@@ -34,8 +34,7 @@ CRASHING_ANSWER = textwrap.dedent(
     library, logs, question = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     guard = CrashGuard()
     guard.start(logs)
-    desk = DocDesk(Settings(library=library), guard)
-    desk._backend = FakeBackend(lambda request: ctypes.string_at(0))
+    desk = DocDesk(Settings(library=library), guard, backend=FakeBackend(lambda request: ctypes.string_at(0)))
     for _event in desk.answer(question):  # as every front door answers: the façade marks it
         pass
     print("not reached")

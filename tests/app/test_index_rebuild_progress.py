@@ -1,25 +1,34 @@
 """A background build of the dense index is shown, and a one-shot command waits for it instead of
-cancelling it at exit (the threshold lowered as in tests/ingest/test_approximate_index.py)."""
+cancelling it at exit (the threshold lowered as in tests/ingest/test_approximate_index.py). The
+façade is given a stand-in embedder of the library's own model name and width, so nothing is
+re-embedded and no model loads."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
-import pytest
 
 from app.cli.index_wait import finish_index_rebuild
 from app.desk.services import DocDesk
 from app.desk.settings import Settings
 from ingest.store import ann
-from ingest.store.vectors import INDEX_NAME, VectorIndex
-from tests.ingest.test_approximate_index import _add_documents, _Named, small_thresholds  # noqa: F401
+from ingest.store.vectors import INDEX_NAME
+from tests.ingest.test_approximate_index import DIM, MODEL, _add_documents, small_thresholds  # noqa: F401
+from tests.standin_embedder import HashingEmbedder
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before the window test's QApplication
+
+
+def desk_of_the_librarys_model(folder) -> DocDesk:
+    return DocDesk(Settings(library=folder), embedder=HashingEmbedder(name=MODEL, dim=DIM))
 
 
 def test_a_command_finishes_the_index_build_it_started_and_says_so(tmp_path, small_thresholds, capsys):  # noqa: F811
-    desk = DocDesk(Settings(library=tmp_path / "library"))
+    desk = desk_of_the_librarys_model(tmp_path / "library")
     try:
         _add_documents(desk.library, 0, 25, np.random.default_rng(3))
-        desk.__dict__["vectors"] = VectorIndex(desk.library, _Named())  # the façade's one index, of this model
-        assert desk.index_rebuild() is None
+        assert desk.index_rebuild() is None  # the index is not loaded yet
         assert desk.vectors.index() is None  # no file: built in the background
         progress = desk.index_rebuild()
         assert progress is not None and progress.total == 2_500
@@ -42,22 +51,11 @@ def test_without_an_index_build_nothing_waits_and_nothing_is_loaded(tmp_path, ca
         desk.close()
 
 
-@pytest.mark.skip(
-    reason="since the window re-embeds a library another model made as it opens, this test's library "
-    "(vectors of a stand-in model) is re-embedded by the default embedder first when the whole suite "
-    "runs, and the label does not settle: to be rebuilt on a library of the default model"
-)
-def test_the_window_shows_the_index_build_beside_the_counts_until_it_is_done(tmp_path, small_thresholds, request):  # noqa: F811
-    import os
-
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    pytest.importorskip("pytestqt")
-    qtbot = request.getfixturevalue("qtbot")
+def test_the_window_shows_the_index_build_beside_the_counts_until_it_is_done(tmp_path, small_thresholds, qtbot):  # noqa: F811
     from app.gui.main_window import MainWindow
 
-    desk = DocDesk(Settings(library=tmp_path / "library"))
+    desk = desk_of_the_librarys_model(tmp_path / "library")
     _add_documents(desk.library, 0, 25, np.random.default_rng(4))
-    desk.__dict__["vectors"] = VectorIndex(desk.library, _Named())
     window = MainWindow(desk, warm_up=False)
     qtbot.addWidget(window)
     window.show()

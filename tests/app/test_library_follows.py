@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -52,9 +51,8 @@ def test_a_cli_add_shows_in_the_open_window(window, qtbot, tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     command = [sys.executable, "-m", "app", "--library", str(tmp_path / "library"), "add"]
     subprocess.run([*command, str(SAMPLES / "docdesk-guide.md")], cwd=ROOT, env=env, check=True, timeout=300)
-    added = time.monotonic()
+    # Seen by the window's own polling (this window adds nothing), within the deadline.
     qtbot.waitUntil(lambda: window.library_pane.model.rowCount() == 1, timeout=SEEN_WITHIN_MS)
-    assert time.monotonic() - added < 5.0  # within one or two polls, not at the next add of this window
     assert window.library_pane.row_status(window.library_pane.model.line(0).doc_id) == "indexed"
     assert window.library_label.text().startswith("1 ")  # the counts line too
 

@@ -24,9 +24,10 @@ FOUR_PAGES = CORPUS / "pdf-samples" / "004-pdflatex-4-pages" / "pdflatex-4-pages
 FOUR_SCANNED = ROOT / "tests" / "data" / "scans" / "en_linn_rotated_0_90_180_270.pdf"
 
 
-def test_a_pdf_is_read_page_n_of_n_and_embedded_passage_n_of_n(tmp_path, embedder):
+@pytest.mark.subprocess  # the counts come from the reader process, as in the app
+def test_a_pdf_is_read_page_n_of_n_and_embedded_passage_n_of_n(tmp_path, standin_embedder):
     events: list[Progress] = []
-    Ingestor(Library(tmp_path / "library"), embedder, on_progress=events.append).add([FOUR_PAGES])
+    Ingestor(Library(tmp_path / "library"), standin_embedder, on_progress=events.append).add([FOUR_PAGES])
     reading = [(e.pages, e.pages_total) for e in events if e.stage == "reading"]
     assert reading[0] == (0, 4)  # said as soon as the PDF is open, before any page is read
     assert reading[-1] == (4, 4)

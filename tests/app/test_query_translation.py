@@ -46,10 +46,7 @@ def desk_on(folder, embedder, backend, mode="auto"):
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(translate_queries=mode)
-    desk = DocDesk(settings)
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(settings, backend=backend, embedder=embedder)
 
 
 def translation_requests(backend) -> list:

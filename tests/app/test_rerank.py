@@ -15,7 +15,6 @@ from engine.prompts import judge_messages
 from engine.retrieval import rerank
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.models
 QUESTION = "How does DocDesk handle encrypted PDF files?"
 
 
@@ -37,10 +36,7 @@ def desk_on(folder, embedder, backend, mode):
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(rerank=mode, context_tokens=400)
-    desk = DocDesk(settings)
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(settings, backend=backend, embedder=embedder)
 
 
 def test_yes_share_reads_the_first_tokens_log_probabilities():

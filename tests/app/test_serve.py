@@ -1,6 +1,8 @@
 """`docdesk serve` against the official `openai` client: a real uvicorn server on a loopback
 port, the real library and retrieval, and the fake backend (whose replies say which request they
-answer, and which records every request, so a test sees what the model was asked).
+answer, and which records every request, so a test sees what the model was asked). The library is
+embedded by the stand-in embedder (tests/standin_embedder.py): what is served is under test here,
+not how well a model ranks; the command's own tests start `docdesk` as a child (`subprocess`).
 
 The load tests (50 clients) are in tests/app/test_serve_load.py; the added latency is measured
 by tests/bench/bench_serve.py.
@@ -39,13 +41,13 @@ LONG_REPLY = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26) for i in ran
 
 
 @pytest.fixture(scope="module")
-def library_folder(tmp_path_factory, embedder):
+def library_folder(tmp_path_factory, standin_embedder):
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
     folder = tmp_path_factory.mktemp("served-library")
     library = Library(folder)
-    report = Ingestor(library, embedder).add([GUIDE, GUIDE_ZH])
+    report = Ingestor(library, standin_embedder, read_in_subprocess=False).add([GUIDE, GUIDE_ZH])
     assert len(report.added) == 2
     library.close()
     return folder
@@ -55,23 +57,32 @@ def desk_with(folder: Path, backend, embedder):
     from app.desk.services import DocDesk
     from app.desk.settings import Settings
 
-    desk = DocDesk(Settings(library=folder))
-    desk._backend = backend  # the backend under test, instead of the configured one
-    desk.__dict__["embedder"] = embedder  # the session's loaded model
-    return desk
+    return DocDesk(Settings(library=folder), backend=backend, embedder=embedder)
+
+
+@contextmanager
+def served(folder, embedder, backend, **settings):
+    """The server on its thread, started; stopped and its façade closed at the end."""
+    desk = desk_with(folder, backend, embedder)
+    server = BackgroundServer(desk, ServeSettings(port=0, **settings))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        desk.close()
 
 
 @contextmanager
 def serving(folder, embedder, backend=None, **settings):
     backend = backend or FakeBackend(max_concurrency=4)
-    desk = desk_with(folder, backend, embedder)
-    server = BackgroundServer(desk, ServeSettings(port=0, **settings))
-    url = server.start()
-    try:
-        yield url, backend
-    finally:
-        server.stop()
-        desk.close()
+    with served(folder, embedder, backend, **settings) as server:
+        yield server.url, backend
+
+
+def waiting(server: BackgroundServer) -> int:
+    """How many requests wait in the server's admission queue (read to wait on, never set)."""
+    return server._server.config.app.state.chat.admission.waiting
 
 
 def client(url: str, token: str = "unused", **options) -> openai.OpenAI:
@@ -88,8 +99,8 @@ def wait_until(condition, timeout: float = 10.0) -> bool:
 
 
 # -- the OpenAI protocol, with the official client -------------------------------------------------
-def test_models_list_and_a_cited_answer_streamed_and_not(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, backend):
+def test_models_list_and_a_cited_answer_streamed_and_not(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, backend):
         api = client(url)
         assert [m.id for m in api.models.list()] == ["docdesk"]
 
@@ -97,7 +108,7 @@ def test_models_list_and_a_cited_answer_streamed_and_not(library_folder, embedde
         text = done.choices[0].message.content
         assert done.choices[0].finish_reason == "stop" and done.model == "docdesk"
         assert text.startswith("Fake reply to:") and QUESTION.rstrip("?") in text
-        assert "[1]" in text and "\n\nSources:\n[1] DocDesk User Guide, p. 1" in text
+        assert "[1]" in text and "\n\nSources:\n[1] DocDesk User Guide, p. " in text  # which page: a ranking
         sources = done.model_extra["sources"]
         assert sources and {"n", "title", "path", "page"} <= set(sources[0])
         assert sources[0]["n"] == 1 and sources[0]["title"] == "DocDesk User Guide"
@@ -122,8 +133,8 @@ def test_models_list_and_a_cited_answer_streamed_and_not(library_folder, embedde
         assert len({c.id for c in chunks}) == 1
 
 
-def test_the_stream_is_server_sent_events_ending_with_done(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, _):
+def test_the_stream_is_server_sent_events_ending_with_done(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, _):
         body = {"model": "docdesk", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
         with httpx.stream("POST", f"{url}/chat/completions", json=body, timeout=30) as response:
             assert response.status_code == 200
@@ -136,8 +147,8 @@ def test_the_stream_is_server_sent_events_ending_with_done(library_folder, embed
         assert all(o["object"] == "chat.completion.chunk" for o in objects)
 
 
-def test_plain_text_without_the_sources_list_when_asked(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, _):
+def test_plain_text_without_the_sources_list_when_asked(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, _):
         done = client(url).chat.completions.create(
             model="docdesk",
             messages=[{"role": "user", "content": QUESTION}],
@@ -146,8 +157,8 @@ def test_plain_text_without_the_sources_list_when_asked(library_folder, embedder
         assert "Sources:" not in done.choices[0].message.content and done.model_extra["sources"]
 
 
-def test_earlier_messages_are_the_history_of_a_follow_up(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, backend):
+def test_earlier_messages_are_the_history_of_a_follow_up(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, backend):
         api = client(url)
         first = api.chat.completions.create(model="docdesk", messages=[{"role": "user", "content": QUESTION}])
         answer = first.choices[0].message.content
@@ -168,10 +179,10 @@ def test_earlier_messages_are_the_history_of_a_follow_up(library_folder, embedde
         assert "helpful coding assistant" not in "\n".join(m["content"] for m in backend.requests[-1].messages)
 
 
-def test_doc_ids_restrict_the_search(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, _):
+def test_doc_ids_restrict_the_search(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, _):
         api = client(url)
-        docs = {d.title: d.id for d in desk_with(library_folder, None, embedder).documents()}
+        docs = {d.title: d.id for d in desk_with(library_folder, None, standin_embedder).documents()}
         zh = next(i for t, i in docs.items() if t != "DocDesk User Guide")
         done = api.chat.completions.create(
             model="docdesk", messages=[{"role": "user", "content": QUESTION}], extra_body={"docdesk": {"doc_ids": [zh[:12]]}}
@@ -184,8 +195,8 @@ def test_doc_ids_restrict_the_search(library_folder, embedder):
         assert missing.value.body["code"] == "document_not_found" and "feedbeef" in missing.value.body["message"]
 
 
-def test_bad_requests_get_openai_error_objects(library_folder, embedder):
-    with serving(library_folder, embedder, max_body_bytes=10_000) as (url, backend):
+def test_bad_requests_get_openai_error_objects(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder, max_body_bytes=10_000) as (url, backend):
         api = client(url)
         with pytest.raises(openai.NotFoundError) as unknown:
             api.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": QUESTION}])
@@ -212,8 +223,8 @@ def test_bad_requests_get_openai_error_objects(library_folder, embedder):
         assert backend.requests == []  # none of them reached the model
 
 
-def test_a_token_is_required_when_set(library_folder, embedder):
-    with serving(library_folder, embedder, token="s3cret-team-token") as (url, _):
+def test_a_token_is_required_when_set(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder, token="s3cret-team-token") as (url, _):
         for wrong in ("", "guess"):
             with pytest.raises(openai.AuthenticationError) as refused:
                 client(url, token=wrong or "x", default_headers={} if wrong else {"Authorization": ""}).models.list()
@@ -225,9 +236,9 @@ def test_a_token_is_required_when_set(library_folder, embedder):
         assert done.model_extra["sources"]
 
 
-def test_a_failing_model_is_an_error_object_streamed_or_not(library_folder, embedder):
+def test_a_failing_model_is_an_error_object_streamed_or_not(library_folder, standin_embedder):
     down = FakeBackend(error=BackendUnavailable("the server at 127.0.0.1:8000 is not running"))
-    with serving(library_folder, embedder, backend=down) as (url, _):
+    with serving(library_folder, standin_embedder, backend=down) as (url, _):
         api = client(url)
         with pytest.raises(openai.InternalServerError) as failed:
             api.chat.completions.create(model="docdesk", messages=[{"role": "user", "content": QUESTION}])
@@ -238,9 +249,9 @@ def test_a_failing_model_is_an_error_object_streamed_or_not(library_folder, embe
 
 
 # -- clients that leave, and more clients than the model takes ----------------------------------------
-def test_a_client_that_disconnects_mid_stream_stops_its_generation(library_folder, embedder):
+def test_a_client_that_disconnects_mid_stream_stops_its_generation(library_folder, standin_embedder):
     slow = FakeBackend(LONG_REPLY, token_delay=0.02)
-    with serving(library_folder, embedder, backend=slow) as (url, backend):
+    with serving(library_folder, standin_embedder, backend=slow) as (url, backend):
         body = {"model": "docdesk", "stream": True, "messages": [{"role": "user", "content": QUESTION}]}
         with httpx.stream("POST", f"{url}/chat/completions", json=body, timeout=30) as response:
             for line in response.iter_lines():
@@ -252,9 +263,9 @@ def test_a_client_that_disconnects_mid_stream_stops_its_generation(library_folde
         assert request.stats.completion_tokens < 100  # stopped well before its 400 tokens
 
 
-def test_a_client_that_gives_up_waiting_stops_its_generation(library_folder, embedder):
+def test_a_client_that_gives_up_waiting_stops_its_generation(library_folder, standin_embedder):
     slow = FakeBackend(LONG_REPLY, token_delay=0.02)
-    with serving(library_folder, embedder, backend=slow) as (url, backend):
+    with serving(library_folder, standin_embedder, backend=slow) as (url, backend):
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(
                 f"{url}/chat/completions",
@@ -265,9 +276,10 @@ def test_a_client_that_gives_up_waiting_stops_its_generation(library_folder, emb
         assert backend.requests[-1].cancel.is_set() and backend.requests[-1].stats.completion_tokens < 100
 
 
-def test_past_the_queue_requests_get_429_with_retry_after(library_folder, embedder):
-    slow = FakeBackend(LONG_REPLY, token_delay=0.005, max_concurrency=1)
-    with serving(library_folder, embedder, backend=slow, queue=1) as (url, backend):
+def test_past_the_queue_requests_get_429_with_retry_after(library_folder, standin_embedder):
+    backend = FakeBackend(LONG_REPLY, token_delay=0.005, max_concurrency=1)
+    with served(library_folder, standin_embedder, backend, queue=1) as server:
+        url = server.url
         results: list = [None, None]
 
         def ask(i: int) -> None:
@@ -276,8 +288,8 @@ def test_past_the_queue_requests_get_429_with_retry_after(library_folder, embedd
         threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
         threads[0].start()
         assert wait_until(lambda: backend.in_flight == 1)
-        threads[1].start()  # waits in the queue
-        time.sleep(0.3)
+        threads[1].start()
+        assert wait_until(lambda: waiting(server) == 1)  # the queue's one place is taken
         with pytest.raises(openai.RateLimitError) as busy:
             client(url).chat.completions.create(model="docdesk", messages=[{"role": "user", "content": QUESTION}])
         assert int(busy.value.response.headers["retry-after"]) >= 1
@@ -369,12 +381,14 @@ def _docdesk(*args: str, tmp_path: Path, timeout: float = 60) -> subprocess.Comp
     )
 
 
+@pytest.mark.subprocess
 def test_serving_beyond_this_machine_needs_a_token(tmp_path):
     refused = _docdesk("serve", "--host", "0.0.0.0", tmp_path=tmp_path)
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and "without a token" in refused.stderr and "--token" in refused.stderr
 
 
+@pytest.mark.subprocess
 def test_a_port_in_use_is_one_line(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -385,6 +399,7 @@ def test_a_port_in_use_is_one_line(tmp_path):
     assert f"cannot listen on 127.0.0.1:{port}" in refused.stderr and "--port" in refused.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_serve_stops_cleanly_on_ctrl_c_and_sigterm(tmp_path, stop):
     """As a terminal or systemd stops it: exit 0, and the next start reports no crash."""
@@ -396,22 +411,22 @@ def test_serve_stops_cleanly_on_ctrl_c_and_sigterm(tmp_path, stop):
     assert [m.id for m in client(server.url).models.list()] == ["docdesk"]
     server.process.send_signal(stop)
     assert server.process.wait(30) == 0
-    time.sleep(0.5)  # the stderr reader thread
-    assert any("stopped serving" in line for line in server.log)
+    assert wait_until(lambda: any("stopped serving" in line for line in server.log))  # read by a thread
     after = _docdesk("list", tmp_path=tmp_path)
     assert after.returncode == 0 and "unexpectedly" not in after.stderr
 
 
-def test_a_client_that_leaves_the_queue_frees_its_place(library_folder, embedder):
-    slow = FakeBackend(LONG_REPLY, token_delay=0.005, max_concurrency=1)
-    with serving(library_folder, embedder, backend=slow, queue=1) as (url, backend):
+def test_a_client_that_leaves_the_queue_frees_its_place(library_folder, standin_embedder):
+    backend = FakeBackend(LONG_REPLY, token_delay=0.005, max_concurrency=1)
+    with served(library_folder, standin_embedder, backend, queue=1) as server:
+        url = server.url
         body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}]}
         running = threading.Thread(target=lambda: httpx.post(f"{url}/chat/completions", json=body, timeout=60))
         running.start()
         assert wait_until(lambda: backend.in_flight == 1)
         with pytest.raises(httpx.ReadTimeout):  # queued behind it, then gone
             httpx.post(f"{url}/chat/completions", json=body, timeout=httpx.Timeout(10, read=0.3))
-        time.sleep(0.2)
+        assert wait_until(lambda: waiting(server) == 0)  # the server saw it leave
         third = httpx.post(f"{url}/chat/completions", json=body, timeout=60)  # queues in the freed place
         assert third.status_code == 200, third.text
         running.join(60)
@@ -419,8 +434,8 @@ def test_a_client_that_leaves_the_queue_frees_its_place(library_folder, embedder
 
 
 # -- what an attack on the server found ------------------------------------------------------------------
-def test_bodies_python_cannot_keep_are_400_and_the_server_goes_on(library_folder, embedder):
-    with serving(library_folder, embedder) as (url, _):
+def test_bodies_python_cannot_keep_are_400_and_the_server_goes_on(library_folder, standin_embedder):
+    with serving(library_folder, standin_embedder) as (url, _):
 
         def post(content: bytes) -> httpx.Response:
             return httpx.post(f"{url}/chat/completions", content=content, timeout=30)
@@ -470,9 +485,9 @@ def test_user_messages_in_a_row_at_the_end_are_one_question():
             parse_call({"model": "docdesk", "messages": [{"role": "user", "content": "q"}], "docdesk": extension}, lambda ref: ref)
 
 
-def test_web_pages_and_foreign_host_names_are_refused(library_folder, embedder):
+def test_web_pages_and_foreign_host_names_are_refused(library_folder, standin_embedder):
     body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}]}
-    with serving(library_folder, embedder) as (url, backend):
+    with serving(library_folder, standin_embedder) as (url, backend):
         page = httpx.post(f"{url}/chat/completions", json=body, headers={"Origin": "https://evil.example"}, timeout=10)
         assert page.status_code == 403 and "web pages" in page.json()["error"]["message"]
         sandboxed = httpx.post(  # a sandboxed frame or a file:// page: a simple request, no preflight
@@ -489,16 +504,16 @@ def test_web_pages_and_foreign_host_names_are_refused(library_folder, embedder):
         local_page = httpx.post(f"{url}/chat/completions", json=body, headers={"Origin": "http://localhost:3000"}, timeout=30)
         assert local_page.status_code == 200
         assert client(url).models.retrieve("docdesk").id == "docdesk"
-    with serving(library_folder, embedder, token="sécret") as (url, _):  # a token: any Host name (a LAN address)
+    with serving(library_folder, standin_embedder, token="sécret") as (url, _):  # a token: any Host name (a LAN address)
         named = httpx.get(
             f"{url}/models", headers={"Host": "teambox.lan:8765", "Authorization": "Bearer sécret".encode()}, timeout=10
         )
         assert named.status_code == 200  # a non-ASCII token, sent as UTF-8 as clients do
 
 
-def test_shutting_down_stops_answers_at_once_and_says_so(library_folder, embedder):
+def test_shutting_down_stops_answers_at_once_and_says_so(library_folder, standin_embedder):
     slow = FakeBackend(LONG_REPLY, token_delay=0.05, max_concurrency=1)
-    desk = desk_with(library_folder, slow, embedder)
+    desk = desk_with(library_folder, slow, standin_embedder)
     server = BackgroundServer(desk, ServeSettings(port=0, queue=2))
     url = server.start()
     lines: list[str] = []
@@ -512,14 +527,16 @@ def test_shutting_down_stops_answers_at_once_and_says_so(library_folder, embedde
     streaming = threading.Thread(target=stream)
     streaming.start()
     assert wait_until(lambda: slow.in_flight == 1)
-    waiting = threading.Thread(target=lambda: queued.append(httpx.post(f"{url}/chat/completions", json=body, timeout=30)))
-    waiting.start()
-    time.sleep(0.3)
-    started = time.monotonic()
+    queueing = threading.Thread(target=lambda: queued.append(httpx.post(f"{url}/chat/completions", json=body, timeout=30)))
+    queueing.start()
+    assert wait_until(lambda: waiting(server) == 1)
+    written = slow.requests[0].stats.completion_tokens
     server.stop()
     streaming.join(10)
-    waiting.join(10)
-    assert time.monotonic() - started < 3  # not uvicorn's 5 s of graceful waiting while the model writes on
+    queueing.join(10)
+    assert not streaming.is_alive() and not queueing.is_alive()
+    # Stopped at its next token, not after uvicorn's 5 s of graceful waiting (~100 more tokens here).
+    assert slow.requests[0].stats.completion_tokens - written <= 2
     assert lines[-1] == "data: [DONE]" and json.loads(lines[-2][6:])["error"]["code"] == "shutting_down"
     assert queued[0].status_code == 503 and queued[0].json()["error"]["code"] == "shutting_down"
     assert slow.requests[0].cancel.is_set() and len(slow.requests) == 1

@@ -24,13 +24,20 @@ from app.serve.guard import connection_limit, guarded_protocol
 from app.serve.openai_api import check_caller, read_body
 from app.serve.openai_format import ApiError
 
+# A request for /slow says when it is being answered, then waits until the test lets it finish.
+SLOW_ANSWERING = threading.Event()
+SLOW_MAY_FINISH = threading.Event()
+
 
 async def _app(scope, receive, send) -> None:
-    """Answers 200 "ok"; a request for /slow takes a second first."""
+    """Answers 200 "ok"; a request for /slow only once SLOW_MAY_FINISH is set (10 s at most)."""
     if scope["type"] != "http":
         return
     if scope["path"] == "/slow":
-        await asyncio.sleep(1.0)
+        SLOW_ANSWERING.set()
+        deadline = time.monotonic() + 10
+        while not SLOW_MAY_FINISH.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
     await send({"type": "http.response.body", "body": b"ok"})
 
@@ -132,11 +139,14 @@ def test_a_request_being_answered_is_never_closed_for_room():
     with guarded(max_connections=4, head_timeout_s=30) as address:
         url = f"http://{address[0]}:{address[1]}"
         result: list[httpx.Response] = []
-        slow = threading.Thread(target=lambda: result.append(httpx.get(f"{url}/slow", timeout=10)))
+        SLOW_ANSWERING.clear()
+        SLOW_MAY_FINISH.clear()
+        slow = threading.Thread(target=lambda: result.append(httpx.get(f"{url}/slow", timeout=20)))
         slow.start()
-        time.sleep(0.3)  # its head is in: it is being answered
-        held = _half_open(address, 12)
-        slow.join(10)
+        assert SLOW_ANSWERING.wait(10)  # its head is in: it is being answered
+        held = _half_open(address, 12)  # past the cap of 4: idle connections go for room, never it
+        SLOW_MAY_FINISH.set()
+        slow.join(20)
         assert result and result[0].text == "ok"
         for sock in held:
             sock.close()

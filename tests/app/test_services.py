@@ -1,5 +1,7 @@
 """The façade in one long-lived process, as the window uses it: what is added is found by meaning
-at once, what is removed is gone at once, and a write from another process is seen too."""
+at once, what is removed is gone at once, and a write from another process is seen too. Finding
+by meaning needs the real model (`models`); the façade on a stand-in embedder and the fake
+backend is tests/app/test_desk_injection.py."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from app.desk.services import DocDesk
 from app.desk.settings import Settings
 from ingest.pipeline import Ingestor
 from ingest.store.library import Library
+from tests.conftest import marks
 
 KETTLE = "The kettle whistles when the water reaches its boiling point on the stove."
 CATS = "Cats sleep peacefully beside warm fireplaces during the long winter evenings."
@@ -28,9 +31,9 @@ def _dense_titles(desk: DocDesk, query: str) -> list[str]:
 
 
 @pytest.fixture
+@marks("subprocess")  # desk.add reads in the reader process
 def desk(tmp_path, embedder):
-    desk = DocDesk(Settings(library=tmp_path / "library"))
-    desk.__dict__["embedder"] = embedder  # the session's loaded model; the façade is otherwise real
+    desk = DocDesk(Settings(library=tmp_path / "library"), embedder=embedder)  # the session's loaded model
     yield desk
     desk.close()
 
@@ -48,11 +51,6 @@ def test_removed_document_is_gone_from_dense_search_at_once(desk, tmp_path):
     assert _dense_titles(desk, QUERY)[0] == "cats"
     desk.remove(str(tmp_path / "cats.txt"))  # its only path: the document goes
     assert _dense_titles(desk, QUERY) == ["kettle"]
-
-
-def test_ingestor_and_retriever_share_the_facades_index(desk):
-    assert desk.ingestor().vectors is desk.vectors
-    assert desk.retriever.vectors is desk.vectors
 
 
 def test_a_document_added_by_another_process_is_found(desk, tmp_path, embedder):

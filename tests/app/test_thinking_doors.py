@@ -48,10 +48,7 @@ def desk_with(folder, embedder, backend):
     from app.desk.services import DocDesk
     from app.desk.settings import Settings
 
-    desk = DocDesk(Settings(library=folder))
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(Settings(library=folder), backend=backend, embedder=embedder)
 
 
 def assert_clean(answered) -> None:

@@ -35,9 +35,8 @@ def guide_library(tmp_path_factory, embedder):
 
 
 def open_window(qtbot, folder, embedder, slots: int) -> MainWindow:
-    desk = DocDesk(Settings(library=folder))
-    desk._backend = FakeBackend(max_concurrency=slots, token_delay=0.05)  # a block takes ~1 s
-    desk.__dict__["embedder"] = embedder
+    backend = FakeBackend(max_concurrency=slots, token_delay=0.05)  # a block takes ~1 s
+    desk = DocDesk(Settings(library=folder), backend=backend, embedder=embedder)
     window = MainWindow(desk, warm_up=False)
     qtbot.addWidget(window)
     window.show()

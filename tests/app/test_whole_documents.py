@@ -38,10 +38,7 @@ def desk_on(folder, embedder, backend, context_tokens=6000):
 
     settings = Settings(library=folder)
     settings.answers = AnswerSettings(context_tokens=context_tokens)
-    desk = DocDesk(settings)
-    desk._backend = backend
-    desk.__dict__["embedder"] = embedder
-    return desk
+    return DocDesk(settings, backend=backend, embedder=embedder)
 
 
 def ids(desk) -> dict[str, str]:

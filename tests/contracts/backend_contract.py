@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -258,10 +257,8 @@ class BackendContract(CapabilitiesContract):
     def test_warm_up_is_idempotent(self, backend):
         backend.warm_up()
         state = self.warm_state(backend)
-        started = time.perf_counter()
         backend.warm_up()
-        assert time.perf_counter() - started < 0.5
-        assert self.warm_state(backend) == state
+        assert self.warm_state(backend) == state  # the same model, client, process: nothing built again
         assert "".join(backend.stream_chat(ask("Say yes.", max_tokens=4)))
 
     def test_close_is_idempotent(self):

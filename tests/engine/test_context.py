@@ -13,8 +13,6 @@ from engine.retrieval.relevance import dense_bar, judge
 from engine.retrieval.retrieve import HybridRetriever
 from ingest.language import question_language
 
-pytestmark = pytest.mark.models  # the corpus library is embedded with the real model
-
 UNRELATED = ["Who painted the Mona Lisa?", "How many calories are in a banana?", "如何做红烧肉？", "熊猫吃什么？"]
 RELATED = ["What is the official language of Austria?", "Who are the crazy ones?", "加密的 PDF 怎么添加？"]
 

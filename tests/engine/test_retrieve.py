@@ -7,8 +7,6 @@ import pytest
 from engine.retrieval.retrieve import HybridRetriever, reciprocal_rank_fusion
 from tests.eval.eval_retrieval import evaluate, load_questions
 
-pytestmark = pytest.mark.models
-
 
 @pytest.fixture(scope="module")
 def retriever(corpus_library, embedder):

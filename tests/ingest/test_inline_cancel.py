@@ -10,7 +10,7 @@ from ingest.store.library import Library
 from tests.conftest import corpus_path
 
 
-def test_cancel_while_reading_inline_leaves_the_document_unfailed(tmp_path, embedder):
+def test_cancel_while_reading_inline_leaves_the_document_unfailed(tmp_path, standin_embedder):
     library = Library(tmp_path / "library")
     cancel = threading.Event()
 
@@ -20,7 +20,7 @@ def test_cancel_while_reading_inline_leaves_the_document_unfailed(tmp_path, embe
 
     try:
         book = corpus_path("pdf-samples", "009-pdflatex-geotopo", "GeoTopo-komprimiert.pdf")
-        ingestor = Ingestor(library, embedder, on_progress, cancel, read_in_subprocess=False)
+        ingestor = Ingestor(library, standin_embedder, on_progress, cancel, read_in_subprocess=False)
         report = ingestor.add([book])
         assert report.failed == []
         assert report.added == []
