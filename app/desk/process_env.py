@@ -19,10 +19,12 @@ PROCESS_ENV: dict[str, tuple[str, str]] = {
 
 # The reader process shares the CPU with torch during ingest: OpenMP threads that spin while they
 # wait would burn the core it needs (measured: the embed stage 23% slower with a reader beside it,
-# against 8% with passive waiting). OpenMP reads the variable once, when it loads, and llama.cpp's
-# libggml shares torch's libgomp: passive, the in-process llama.cpp decodes one token at a time
-# far slower (the bundled SmolLM2-135M on 2 shared cores: 39-45 tokens/s against 119-131 with the
-# default waiting), so a process that runs llama.cpp itself keeps the default.
+# against 8% with passive waiting). OpenMP reads the variable once, as it loads, and llama.cpp's
+# libggml and torch share one libgomp (both need libgomp.so.1). For llama.cpp decoding a token at
+# a time the policy cuts both ways (the bundled SmolLM2-135M, 2 threads on a 2-core machine shared
+# with other work: 119-131 tokens/s spinning against 39-45 passive at a load of ~2; 2-24 against
+# ~56 at ~3.7), so a process that decodes with llama.cpp keeps OpenMP's default, as it had before
+# (llama.cpp's libraries loaded before torch's there).
 WAIT_POLICY = ("OMP_WAIT_POLICY", "PASSIVE")
 WAIT_POLICY_WHY = (
     "OpenMP threads sleep while they wait, where this process does not run llama.cpp itself (the llama_cpp "

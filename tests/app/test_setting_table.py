@@ -342,7 +342,7 @@ def test_the_process_environment_is_set_once_and_a_users_value_wins(monkeypatch)
     prepare_process()
     assert os.environ["TOKENIZERS_PARALLELISM"] == "true"
     assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
-    choose_openmp_waiting(runs_llama_cpp=True)  # llama.cpp decodes far slower with passive waiting
+    choose_openmp_waiting(runs_llama_cpp=True)  # llama.cpp keeps OpenMP's default, as it had before
     assert "OMP_WAIT_POLICY" not in os.environ
     choose_openmp_waiting(runs_llama_cpp=False)
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
