@@ -66,6 +66,7 @@ class Retrieval:
     candidates: int = 12  # hits considered for the context ([answers] candidates)
     translate_mode: str = "auto"  # [answers] translate_queries
     rerank_mode: str = "auto"  # [answers] rerank
+    languages: set[str] = field(default_factory=set)  # of the documents searched
     translations: list[str] = field(default_factory=list)  # the question in the library's other languages
     relevance: Relevance | None = None  # the judge's verdict, as it gave it
     pinned: int = 0  # passages of the page the question names, put first
@@ -109,11 +110,10 @@ class Retrieval:
     def stages(self, query: Query) -> list[tuple[str, Stage]]:
         """The stages this question goes through, in order, by name."""
         stages: list[tuple[str, Stage]] = []
-        languages = self.retriever.library.document_languages(self.doc_ids)
-        if query_translation.wanted(self.translate_mode, self.backend) and query_translation.other_languages(
-            languages, query.language
-        ):
-            stages.append(("translate", self.translate))
+        if query_translation.wanted(self.translate_mode, self.backend):
+            self.languages = self.retriever.library.document_languages(self.doc_ids)
+            if query_translation.other_languages(self.languages, query.language):
+                stages.append(("translate", self.translate))
         stages += [("search", self.search), ("judge", self.judge)]
         if rerank.wanted(self.rerank_mode, self.backend):
             stages.append(("rerank", self.rerank))
@@ -124,9 +124,8 @@ class Retrieval:
     # -- the stages --------------------------------------------------------------------------------
     def translate(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
         """The question in the library's other languages, for the search (the model translates)."""
-        languages = self.retriever.library.document_languages(self.doc_ids)
         self.translations, _ms = self.retriever.translator.translations(
-            self.backend, query.text, query.language, languages, self.cancel
+            self.backend, query.text, query.language, self.languages, self.cancel
         )
         return hits
 
@@ -151,7 +150,7 @@ class Retrieval:
     def judge(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
         """The relevance rule's verdict (kept as given); the hits that pass it on their own go on,
         and the best two always."""
-        bar = dense_bar(getattr(self.retriever.embedder, "name", ""))
+        bar = dense_bar(self.retriever.embedder.name)  # the bar of the embedder that scored the hits
         self.relevance = relevance = judge(query, hits, bar)
         return [h for i, h in enumerate(hits) if i < 2 or relevance.hit_margins[i] >= 0]
 
