@@ -36,7 +36,7 @@ from engine.backends.chat_template import ChatTemplate
 from engine.backends.registry import BUILT_IN, table
 from engine.errors import Cancelled, ContextTooLong
 from engine.generation.generate import Reply, pieces
-from engine.retrieval.rerank import judge_messages
+from engine.prompts import judge_messages
 
 LONG = "Write a long story about a lighthouse keeper and the sea, with many details."
 
