@@ -28,24 +28,49 @@
         <translation>未提问：您的问题已放回提问框</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="172" />
+        <location filename="../chat_controller.py" line="173" />
         <source>(stopped)</source>
         <translation>（已停止）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="182" />
+        <location filename="../chat_controller.py" line="183" />
         <source>Could not answer: %1</source>
         <translation>无法回答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="197" />
+        <location filename="../chat_controller.py" line="198" />
         <source>Retrieved passages</source>
         <translation>检索到的段落</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="201" />
+        <location filename="../chat_controller.py" line="210" />
         <source>What the model was given for this answer:</source>
         <translation>生成这个回答时提供给模型的内容：</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="223" />
+        <source>Stages: %1</source>
+        <translation>各阶段：%1</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="226" />
+        <source>relevant</source>
+        <translation>相关</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="227" />
+        <source>nothing relevant</source>
+        <translation>没有相关内容</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="228" />
+        <source>Relevance: %1 (keyword coverage %2, dense score %3, margin %4)</source>
+        <translation>相关性：%1（关键词覆盖 %2，向量得分 %3，差距 %4）</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="232" />
+        <source>answered anyway: %1</source>
+        <translation>仍然作答：%1</translation>
     </message>
 </context>
 <context>
@@ -114,27 +139,27 @@
 <context>
     <name>CitationViewer</name>
     <message>
-        <location filename="../viewer.py" line="64" />
+        <location filename="../viewer.py" line="63" />
         <source>Source</source>
         <translation>出处</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="72" />
+        <location filename="../viewer.py" line="71" />
         <source>Open in system viewer</source>
         <translation>用系统程序打开</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="74" />
+        <location filename="../viewer.py" line="73" />
         <source>Whole document</source>
         <translation>整个文档</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="104" />
+        <location filename="../viewer.py" line="103" />
         <source>page %1</source>
         <translation>第 %1 页</translation>
     </message>
     <message>
-        <location filename="../viewer.py" line="159" />
+        <location filename="../viewer.py" line="158" />
         <source>pages %1–%2</source>
         <translation>第 %1–%2 页</translation>
     </message>
@@ -213,67 +238,67 @@
 <context>
     <name>FirstRunGuide</name>
     <message>
-        <location filename="../first_run.py" line="33" />
+        <location filename="../first_run.py" line="34" />
         <source>&lt;b&gt;Add documents&lt;/b&gt;: drop them on the window, or press %1 (%2).</source>
         <translation>&lt;b&gt;添加文档&lt;/b&gt;：拖入窗口，或按 %1（%2）。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="38" />
+        <location filename="../first_run.py" line="39" />
         <source>&lt;b&gt;Ask a question&lt;/b&gt; in the box below (Ctrl+Enter). Answers cite the document and page they come from; click a citation to see it.</source>
         <translation>在下方输入框中&lt;b&gt;提问&lt;/b&gt;（Ctrl+Enter）。回答会注明出处文档和页码；点击引用即可查看原文。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="40" />
+        <location filename="../first_run.py" line="41" />
         <source>&lt;b&gt;Choose a model&lt;/b&gt; in Settings → Model.</source>
         <translation>在“设置 → 模型”中&lt;b&gt;选择模型&lt;/b&gt;。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="41" />
+        <location filename="../first_run.py" line="42" />
         <source>&lt;a href="%1"&gt;Get one that fits this computer&lt;/a&gt;.</source>
         <translation>&lt;a href="%1"&gt;获取一个适合这台电脑的模型&lt;/a&gt;。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="49" />
+        <location filename="../first_run.py" line="50" />
         <source>The bundled model is SmolLM2-135M-Instruct, a 135M-parameter demonstration model: it runs anywhere but answers poorly. For real answers choose, in Settings → Model, a GGUF file such as Qwen2.5 or Qwen3 (7B) or Gemma 3 at Q4_K_M, or an OpenAI-compatible server.</source>
         <translation>自带模型是 SmolLM2-135M-Instruct，一个 1.35 亿参数的演示模型：在哪里都能运行，但回答质量很差。要得到真正的回答，请在“设置 → 模型”中选择一个 GGUF 文件（例如 Q4_K_M 量化的 Qwen2.5、Qwen3（7B）或 Gemma 3），或一个 OpenAI 兼容的服务器。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="49" />
+        <location filename="../first_run.py" line="50" />
         <source>Checking this machine's GPU…</source>
         <translation>正在检查本机的 GPU…</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="51" />
+        <location filename="../first_run.py" line="52" />
         <source>Start in three steps</source>
         <translation>三步开始</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="60" />
+        <location filename="../first_run.py" line="61" />
         <source>No NVIDIA GPU here: answers run on the CPU, so choose a small model (1–4B parameters, Q4_K_M).</source>
         <translation>本机没有 NVIDIA GPU：回答在 CPU 上运行，请选择小模型（10–40 亿参数，Q4_K_M）。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="63" />
+        <location filename="../first_run.py" line="64" />
         <source>GPU: %1 (%2 GiB), used for answers: choose a model that fits in its memory.</source>
         <translation>GPU：%1（%2 GiB），用于回答：请选择显存放得下的模型。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="70" />
+        <location filename="../first_run.py" line="71" />
         <source>A GPU is here (%1) but this llama.cpp build cannot offload to it: install the CUDA toolkit (nvcc) and run `make run` again.</source>
         <translation>本机有 GPU（%1），但当前的 llama.cpp 版本无法使用它：请安装 CUDA 工具包（nvcc），然后重新运行 `make run`。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="74" />
+        <location filename="../first_run.py" line="75" />
         <source>A GPU is here (%1) but llama-cpp-python is not installed: install the CUDA toolkit (nvcc) and run `make run`.</source>
         <translation>本机有 GPU（%1），但没有安装 llama-cpp-python：请安装 CUDA 工具包（nvcc），然后运行 `make run`。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="77" />
+        <location filename="../first_run.py" line="78" />
         <source>Answers come from the server at %1: its GPU, not this computer's, does the work.</source>
         <translation>回答来自 %1 的服务器：由它的 GPU 而不是本机完成计算。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="94" />
+        <location filename="../first_run.py" line="95" />
         <source>The GPU check failed: see Settings → Doctor.</source>
         <translation>GPU 检查失败：请查看“设置 → 诊断”。</translation>
     </message>
@@ -389,89 +414,89 @@
 <context>
     <name>LibraryPane</name>
     <message>
-        <location filename="../library_pane.py" line="34" />
+        <location filename="../library_pane.py" line="42" />
         <source>Filter documents…</source>
         <translation>筛选文档…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="35" />
+        <location filename="../library_pane.py" line="43" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="36" />
+        <location filename="../library_pane.py" line="44" />
         <source>Add files or folders (Ctrl+O), or drop them anywhere on the window</source>
         <translation>添加文件或文件夹（Ctrl+O），也可以直接拖入窗口</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="43" />
+        <location filename="../library_pane.py" line="51" />
         <source>Title</source>
         <translation>标题</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="43" />
+        <location filename="../library_pane.py" line="51" />
         <source>Pages</source>
         <translation>页数</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="43" />
+        <location filename="../library_pane.py" line="51" />
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="43" />
+        <location filename="../library_pane.py" line="51" />
         <source>Added</source>
         <translation>添加时间</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="95" />
+        <location filename="../library_pane.py" line="103" />
         <source>failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="73" />
-        <location filename="../library_pane.py" line="97" />
+        <location filename="../library_pane.py" line="81" />
+        <location filename="../library_pane.py" line="105" />
         <source>queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="43" />
+        <location filename="../library_pane.py" line="51" />
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="70" />
+        <location filename="../library_pane.py" line="78" />
         <source>reading %1/%2 p.</source>
         <translation>读取第 %1/%2 页</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="71" />
+        <location filename="../library_pane.py" line="79" />
         <source>embedding %1/%2</source>
         <translation>嵌入 %1/%2</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="72" />
-        <location filename="../library_pane.py" line="100" />
+        <location filename="../library_pane.py" line="80" />
+        <location filename="../library_pane.py" line="108" />
         <source>indexed</source>
         <translation>已索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="170" />
+        <location filename="../library_pane.py" line="178" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="171" />
+        <location filename="../library_pane.py" line="179" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="172" />
+        <location filename="../library_pane.py" line="180" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../library_pane.py" line="173" />
+        <location filename="../library_pane.py" line="181" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
@@ -479,191 +504,191 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="133" />
+        <location filename="../main_window.py" line="132" />
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="128" />
+        <location filename="../main_window.py" line="127" />
         <source>Add…</source>
         <translation>添加…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="127" />
-        <location filename="../main_window.py" line="195" />
+        <location filename="../main_window.py" line="126" />
+        <location filename="../main_window.py" line="194" />
         <source>Add documents…</source>
         <translation>添加文档…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="129" />
+        <location filename="../main_window.py" line="128" />
         <source>Summarize</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="131" />
+        <location filename="../main_window.py" line="130" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="143" />
-        <location filename="../main_window.py" line="193" />
+        <location filename="../main_window.py" line="142" />
+        <location filename="../main_window.py" line="192" />
         <source>Filter documents</source>
         <translation>筛选文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="144" />
+        <location filename="../main_window.py" line="143" />
         <source>Re-index</source>
         <translation>重新索引</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="146" />
+        <location filename="../main_window.py" line="145" />
         <source>Show in folder</source>
         <translation>在文件夹中显示</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="149" />
+        <location filename="../main_window.py" line="148" />
         <source>Remove from library</source>
         <translation>从文档库移除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151" />
+        <location filename="../main_window.py" line="150" />
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="152" />
+        <location filename="../main_window.py" line="151" />
         <source>New chat</source>
         <translation>新对话</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="153" />
+        <location filename="../main_window.py" line="152" />
         <source>Ask a question</source>
         <translation>提问</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="154" />
-        <location filename="../main_window.py" line="200" />
+        <location filename="../main_window.py" line="153" />
+        <location filename="../main_window.py" line="199" />
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="157" />
+        <location filename="../main_window.py" line="156" />
         <source>Doctor's report</source>
         <translation>诊断报告</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="158" />
-        <location filename="../main_window.py" line="311" />
+        <location filename="../main_window.py" line="157" />
+        <location filename="../main_window.py" line="310" />
         <source>About DocDesk</source>
         <translation>关于 DocDesk</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="159" />
+        <location filename="../main_window.py" line="158" />
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="172" />
+        <location filename="../main_window.py" line="171" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="173" />
+        <location filename="../main_window.py" line="172" />
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174" />
+        <location filename="../main_window.py" line="173" />
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="194" />
+        <location filename="../main_window.py" line="193" />
         <source>Documents</source>
         <translation>文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="196" />
+        <location filename="../main_window.py" line="195" />
         <source>Chats</source>
         <translation>对话列表</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="197" />
+        <location filename="../main_window.py" line="196" />
         <source>Conversation</source>
         <translation>对话内容</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="198" />
+        <location filename="../main_window.py" line="197" />
         <source>Question</source>
         <translation>问题</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="199" />
+        <location filename="../main_window.py" line="198" />
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="201" />
+        <location filename="../main_window.py" line="200" />
         <source>Only the selected documents</source>
         <translation>仅限选中的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="202" />
+        <location filename="../main_window.py" line="201" />
         <source>Show retrieved passages</source>
         <translation>查看检索到的段落</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="203" />
+        <location filename="../main_window.py" line="202" />
         <source>Engine status</source>
         <translation>引擎状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="204" />
+        <location filename="../main_window.py" line="203" />
         <source>Library status</source>
         <translation>文档库状态</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="251" />
+        <location filename="../main_window.py" line="250" />
         <source>DocDesk stopped unexpectedly</source>
         <translation>DocDesk 意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="254" />
+        <location filename="../main_window.py" line="253" />
         <source>⚠ DocDesk stopped unexpectedly last time</source>
         <translation>⚠ DocDesk 上次意外退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="292" />
+        <location filename="../main_window.py" line="291" />
         <source>Add documents</source>
         <translation>添加文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="294" />
+        <location filename="../main_window.py" line="293" />
         <source>Documents (%1);;All files (*)</source>
         <translation>文档 (%1);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310" />
+        <location filename="../main_window.py" line="309" />
         <source>DocDesk %1: ask your documents, with answers that cite the page they come from. Everything stays on this computer.</source>
         <translation>DocDesk %1：向你的文档提问，回答注明出自哪一页。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="320" />
+        <location filename="../main_window.py" line="319" />
         <source>Select a document first</source>
         <translation>请先选择文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331" />
+        <location filename="../main_window.py" line="330" />
         <source>Select a document to summarize</source>
         <translation>请先选择要摘要的文档</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="349" />
+        <location filename="../main_window.py" line="348" />
         <source>DocDesk could not start again: start it yourself.</source>
         <translation>DocDesk 无法自动重启：请手动启动。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="353" />
+        <location filename="../main_window.py" line="352" />
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
@@ -731,127 +756,127 @@
         <translation>使用我已有的 GGUF 文件…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="152" />
+        <location filename="../models_dialog.py" line="151" />
         <source>always</source>
         <translation>总是</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="152" />
+        <location filename="../models_dialog.py" line="151" />
         <source>on or off</source>
         <translation>可开可关</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="153" />
+        <location filename="../models_dialog.py" line="152" />
         <source>no</source>
         <translation>否</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="161" />
+        <location filename="../models_dialog.py" line="160" />
         <source>Reading its header…</source>
         <translation>正在读取文件头…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="178" />
+        <location filename="../models_dialog.py" line="177" />
         <source>%1 (%2 GiB)</source>
         <translation>%1（%2 GiB）</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="181" />
+        <location filename="../models_dialog.py" line="180" />
         <source>no GPU that llama.cpp can use here</source>
         <translation>这里没有 llama.cpp 能用的 GPU</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="184" />
+        <location filename="../models_dialog.py" line="183" />
         <source>This computer: %1; %2 GiB memory; memory bandwidth measured here: %3 GB/s.</source>
         <translation>这台电脑：%1；内存 %2 GiB；在此测得的内存带宽：%3 GB/s。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="194" />
+        <location filename="../models_dialog.py" line="193" />
         <source>Unknown: %1</source>
         <translation>未知：%1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="194" />
+        <location filename="../models_dialog.py" line="193" />
         <source>Unknown: the Hub cannot be reached from here</source>
         <translation>未知：这里无法连接 Hub</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="197" />
+        <location filename="../models_dialog.py" line="196" />
         <source>Fits: %1 tokens of context, %2 answers at once</source>
         <translation>可以运行：上下文 %1 个词元，可同时回答 %2 个问题</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="198" />
+        <location filename="../models_dialog.py" line="197" />
         <source>Fits with a short context: %1 tokens, one answer at a time</source>
         <translation>只能用较短的上下文：%1 个词元，一次回答一个问题</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="199" />
+        <location filename="../models_dialog.py" line="198" />
         <source>Does not fit: needs %3 GiB of GPU memory, the card has %4 GiB</source>
         <translation>放不下：需要 %3 GiB 显存，显卡只有 %4 GiB</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="200" />
+        <location filename="../models_dialog.py" line="199" />
         <source>CPU only: at most about %5 tokens/s</source>
         <translation>仅用 CPU：最多约每秒 %5 个词元</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="201" />
+        <location filename="../models_dialog.py" line="200" />
         <source>Does not fit: needs %3 GiB of memory, %4 GiB are free for it</source>
         <translation>放不下：需要 %3 GiB 内存，可用的只有 %4 GiB</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="231" />
+        <location filename="../models_dialog.py" line="230" />
         <source>Asking the Hub for %1…</source>
         <translation>正在向 Hub 查询 %1…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="249" />
+        <location filename="../models_dialog.py" line="248" />
         <source>Checking the file's sha256 against the Hub's…</source>
         <translation>正在将文件的 sha256 与 Hub 上的核对…</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="250" />
+        <location filename="../models_dialog.py" line="249" />
         <source>%1 of %2 GB · %3 MB/s</source>
         <translation>%1 / %2 GB · %3 MB/s</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="254" />
+        <location filename="../models_dialog.py" line="253" />
         <source>%1 left</source>
         <translation>剩余 %1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="259" />
+        <location filename="../models_dialog.py" line="258" />
         <source>Downloaded and checked: %1</source>
         <translation>已下载并校验：%1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="265" />
+        <location filename="../models_dialog.py" line="264" />
         <source>Download cancelled; the part already downloaded is kept for next time.</source>
         <translation>下载已取消；已下载的部分会保留，下次接着下载。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="266" />
+        <location filename="../models_dialog.py" line="265" />
         <source>Download failed: %1</source>
         <translation>下载失败：%1</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="286" />
+        <location filename="../models_dialog.py" line="285" />
         <source>DocDesk now uses %1.</source>
         <translation>DocDesk 现在使用 %1。</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="289" />
+        <location filename="../models_dialog.py" line="288" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="304" />
+        <location filename="../models_dialog.py" line="303" />
         <source>DocDesk now uses %1: %2</source>
         <translation>DocDesk 现在使用 %1：%2</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="307" />
+        <location filename="../models_dialog.py" line="306" />
         <source>Not used: %1</source>
         <translation>未使用：%1</translation>
     </message>
@@ -943,137 +968,137 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="54" />
+        <location filename="../settings_dialog.py" line="53" />
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="147" />
+        <location filename="../settings_dialog.py" line="146" />
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="98" />
+        <location filename="../settings_dialog.py" line="97" />
         <source>Backend</source>
         <translation>推理后端</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="57" />
+        <location filename="../settings_dialog.py" line="56" />
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="59" />
+        <location filename="../settings_dialog.py" line="58" />
         <source>Serve to editors</source>
         <translation>对编辑器开放</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="65" />
+        <location filename="../settings_dialog.py" line="64" />
         <source>Drop documents onto the window (%1), then ask questions. Answers cite the page they come from. Everything stays on this computer.</source>
         <translation>把文档拖入窗口（%1），然后提问。回答会注明出处页码。所有内容都留在这台电脑上。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="100" />
+        <location filename="../settings_dialog.py" line="99" />
         <source>Test</source>
         <translation>测试</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="176" />
+        <location filename="../settings_dialog.py" line="175" />
         <source>Library folder</source>
         <translation>文档库文件夹</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="177" />
+        <location filename="../settings_dialog.py" line="176" />
         <source>Embedding model</source>
         <translation>嵌入模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="178" />
+        <location filename="../settings_dialog.py" line="177" />
         <source>Interface language</source>
         <translation>界面语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="58" />
+        <location filename="../settings_dialog.py" line="57" />
         <source>Library</source>
         <translation>文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="223" />
+        <location filename="../settings_dialog.py" line="222" />
         <source>Check this machine</source>
         <translation>检查本机</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="60" />
+        <location filename="../settings_dialog.py" line="59" />
         <source>Doctor</source>
         <translation>诊断</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="92" />
+        <location filename="../settings_dialog.py" line="91" />
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="93" />
+        <location filename="../settings_dialog.py" line="92" />
         <source>Get a model that fits this computer, or use a GGUF file you have</source>
         <translation>获取适合这台电脑的模型，或使用你已有的 GGUF 文件</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="171" />
+        <location filename="../settings_dialog.py" line="170" />
         <source>bundled: MiniLM with the multilingual USE</source>
         <translation>内置：MiniLM 与多语言 USE</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="179" />
+        <location filename="../settings_dialog.py" line="178" />
         <source>A new library folder or language takes effect after a restart (DocDesk offers one); a new model loads at once.</source>
         <translation>新的文档库文件夹或界面语言在重启后生效（DocDesk 会提示重启）；新模型会立即加载。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="187" />
+        <location filename="../settings_dialog.py" line="186" />
         <source>Serve the library to editors while DocDesk is open</source>
         <translation>DocDesk 打开时，向编辑器开放文档库</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="191" />
+        <location filename="../settings_dialog.py" line="190" />
         <source>none: only programs on this computer can connect</source>
         <translation>无：只有本机上的程序可以连接</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="192" />
+        <location filename="../settings_dialog.py" line="191" />
         <source>New token</source>
         <translation>生成新令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="197" />
+        <location filename="../settings_dialog.py" line="196" />
         <source>Let other computers connect (needs a token)</source>
         <translation>允许其他电脑连接（需要令牌）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="204" />
+        <location filename="../settings_dialog.py" line="203" />
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="205" />
+        <location filename="../settings_dialog.py" line="204" />
         <source>Token</source>
         <translation>令牌</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="212" />
+        <location filename="../settings_dialog.py" line="211" />
         <source>Point an OpenAI-compatible editor plugin at %1 with the model "docdesk".</source>
         <translation>在兼容 OpenAI 接口的编辑器插件中填写地址 %1，模型填写 "docdesk"。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="217" />
+        <location filename="../settings_dialog.py" line="216" />
         <source>Other computers can connect only with a token: set one.</source>
         <translation>其他电脑必须凭令牌连接：请设置一个令牌。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="231" />
+        <location filename="../settings_dialog.py" line="230" />
         <source>Choose a GGUF model</source>
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="233" />
+        <location filename="../settings_dialog.py" line="232" />
         <source>Choose a program</source>
         <translation>选择程序</translation>
     </message>

@@ -254,6 +254,11 @@ ZH = {
     "The selected documents fit: the model read them whole.": "所选文档放得下：模型读取了完整文档。",
     "Unknown: the Hub cannot be reached from here": "未知：这里无法连接 Hub",
     "bundled: MiniLM with the multilingual USE": "内置：MiniLM 与多语言 USE",
+    "Stages: %1": "各阶段：%1",
+    "relevant": "相关",
+    "nothing relevant": "没有相关内容",
+    "Relevance: %1 (keyword coverage %2, dense score %3, margin %4)": "相关性：%1（关键词覆盖 %2，向量得分 %3，差距 %4）",
+    "answered anyway: %1": "仍然作答：%1",
 }
 
 # The backends' labels and help (engine/backends/registry.py), context "Backends": not in the
