@@ -1,6 +1,8 @@
 """50 editors at once against `docdesk serve` in its own process (tests/bench/load_serve.py):
 for a bounded time each client asks, reads its stream to the end and asks again, honouring a
-429's Retry-After. Correctness under load only; the numbers themselves are in the README.
+429's Retry-After. Correctness under load only; the numbers themselves are in the README. The
+fake backend's server embeds with the stand-in embedder (tests/standin_embedder.py), in which the
+library is embedded too; the llama.cpp one with the bundled model.
 """
 
 from __future__ import annotations
@@ -16,21 +18,28 @@ SAMPLES = ROOT / "assets" / "samples"
 CLIENTS = 50
 
 
-@pytest.fixture(scope="module")
-def library_folder(tmp_path_factory, embedder):
+GUIDES = [SAMPLES / "docdesk-guide.pdf", SAMPLES / "docdesk-guide-zh.pdf"]
+
+
+def _library(folder: Path, embedder) -> Path:
     from ingest.pipeline import Ingestor
     from ingest.store.library import Library
 
-    folder = tmp_path_factory.mktemp("load-library")
     library = Library(folder)
-    Ingestor(library, embedder).add([SAMPLES / "docdesk-guide.pdf", SAMPLES / "docdesk-guide-zh.pdf"])
+    Ingestor(library, embedder, read_in_subprocess=False).add(GUIDES)
     library.close()
     return folder
 
 
-def test_fifty_clients_on_the_fake_backend_no_errors_every_stream_whole_memory_flat(library_folder):
+@pytest.fixture(scope="module")
+def library_folder(tmp_path_factory, embedder):
+    return _library(tmp_path_factory.mktemp("load-library"), embedder)
+
+
+def test_fifty_clients_on_the_fake_backend_no_errors_every_stream_whole_memory_flat(tmp_path, standin_embedder):
     slots = 8
-    server = Server(library_folder, fake_delay=0.01, slots=slots, queue=64)
+    folder = _library(tmp_path / "library", standin_embedder)
+    server = Server(folder, fake_delay=0.01, slots=slots, queue=64, standin_embedder=True)
     try:
         result = run_load(server.url, CLIENTS, seconds=20, pid=server.process.pid)
     finally:

@@ -93,8 +93,7 @@ def bench(backend_name: str, library: Path, rounds: int) -> dict:
         from engine.backends.llama_cpp import LlamaCppBackend
 
         backend = LlamaCppBackend()
-    desk = DocDesk(settings)
-    desk._backend = backend
+    desk = DocDesk(settings, backend=backend)
     backend.warm_up()
     desk.embedder.warm_up()
     server = BackgroundServer(desk, ServeSettings(port=0))

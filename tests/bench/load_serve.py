@@ -82,8 +82,9 @@ def rss_mb(pid: int) -> float:
 
 
 # -- the server ---------------------------------------------------------------------------------------
-def _serve_fake(library: str, delay: float, slots: int, queue: int) -> None:
-    """In the server process: `docdesk serve` on the library with the fake backend."""
+def _serve_fake(library: str, delay: float, slots: int, queue: int, standin: bool = False) -> None:
+    """In the server process: `docdesk serve` on the library with the fake backend (and, with
+    `standin`, the tests' stand-in embedder, for a library it embedded: no model loads)."""
     from app.desk.serve_settings import ServeSettings
     from app.desk.services import DocDesk
     from app.desk.settings import Settings
@@ -91,8 +92,13 @@ def _serve_fake(library: str, delay: float, slots: int, queue: int) -> None:
     from engine.backends.fake import FakeBackend
 
     words = " ".join("word" + chr(97 + i % 26) + chr(97 + i // 26 % 26) for i in range(60))
-    desk = DocDesk(Settings(library=Path(library)))
-    desk._backend = FakeBackend(f"From the guide [1]: {words}.", token_delay=delay, max_concurrency=slots)
+    backend = FakeBackend(f"From the guide [1]: {words}.", token_delay=delay, max_concurrency=slots)
+    embedder = None
+    if standin:
+        from tests.standin_embedder import HashingEmbedder
+
+        embedder = HashingEmbedder()
+    desk = DocDesk(Settings(library=Path(library)), backend=backend, embedder=embedder)
     try:
         serve_until_stopped(desk, ServeSettings(port=0, queue=queue))
     finally:
@@ -110,10 +116,12 @@ class Server:
         fake_delay: float | None = None,
         slots: int = 8,
         queue: int = 64,
+        standin_embedder: bool = False,
     ):
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         if fake_delay is not None:
-            code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.bench.load_serve import _serve_fake; _serve_fake({str(library)!r}, {fake_delay}, {slots}, {queue})"
+            call = f"_serve_fake({str(library)!r}, {fake_delay}, {slots}, {queue}, {standin_embedder})"
+            code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.bench.load_serve import _serve_fake; {call}"
             command = [sys.executable, "-c", code]
         else:
             command = [
