@@ -111,7 +111,9 @@ def test_a_head_trickled_a_byte_at_a_time_is_closed_at_its_deadline():
                 closed_at = time.monotonic() - started
                 break
             sock.setblocking(True)
-        assert closed_at is not None and 0.5 <= closed_at < 1.5, closed_at
+        # Closed while it still trickled (a byte that moved the deadline would keep it open to the
+        # end), and not before its deadline; only a bound a loaded machine cannot break.
+        assert closed_at is not None and closed_at >= 0.5, closed_at
         sock.close()
 
 
@@ -126,9 +128,9 @@ def test_a_silent_connection_is_closed_and_a_whole_request_is_answered():
 def test_past_the_cap_the_longest_waiting_goes_and_a_new_request_gets_in():
     with guarded(max_connections=8, head_timeout_s=30) as address:
         held = _half_open(address, 20)
-        began = time.monotonic()
+        # In at once: within its 5 s timeout, where waiting for a held head's deadline takes 30 s.
         reply = httpx.get(f"http://{address[0]}:{address[1]}/", timeout=5)
-        assert reply.text == "ok" and time.monotonic() - began < 1.0
+        assert reply.text == "ok"
         assert _wait(lambda: sum(_closed(s) for s in held) >= 20 - 7, 2.0)
         assert not any(_closed(s) for s in held[-5:])  # the newest stay: the oldest went first
         for sock in held:
