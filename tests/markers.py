@@ -81,8 +81,9 @@ EXPLICIT: dict[str, tuple[str, ...]] = {
     "tests/engine/test_gpu.py": ("subprocess",),
 }
 
-# Children that cost milliseconds and start no Python: not what `subprocess` is about.
-CHEAP_TOOLS = frozenset({"git", "make", "uname"})
+# Children that cost milliseconds and start no Python: not what `subprocess` is about (nvidia-smi
+# and ldconfig answer the GPU and library checks on machines that have them).
+CHEAP_TOOLS = frozenset({"git", "make", "uname", "nvidia-smi", "ldconfig"})
 GUARDED = ("models", "subprocess")
 
 
