@@ -104,6 +104,8 @@ class Op:
         self._on_busy(True)
         context = OpContext(self.cancel_event, self._throttled_progress())
         self.future = self.workers.start(self, lambda: self._execute(context))
+        if self.future.cancelled():  # the window closed its workers: this op never runs
+            self._finish("cancelled", self._on_cancelled, Cancelled("the window is closing"))
         return self
 
     def _throttled_progress(self) -> Callable[[Any], None]:

@@ -111,12 +111,17 @@ class Workers:
             "store": ThreadPoolExecutor(1, thread_name_prefix="docdesk-store"),
         }
         self.ops: list = []
+        self._closed = False
 
     def to_gui(self, callback: Callable, value=None) -> None:
         """Run callback(value) on the GUI thread (callable from any thread)."""
         self._bridge.post(callback, value)
 
     def start(self, op, execute: Callable[[], None]) -> Future:
+        if self._closed:  # a refresh queued on the GUI thread as the window closed: nothing runs it
+            future: Future = Future()
+            future.cancel()
+            return future
         future = self._pools[op.pool].submit(execute)
         self.ops = [o for o in self.ops if o.running] + [op]
         return future
@@ -125,7 +130,9 @@ class Workers:
         return any(o.running for o in self.ops)
 
     def shutdown(self, timeout_s: float = 30.0) -> None:
-        """Cancel every op and wait for the workers: the library is left between transactions."""
+        """Cancel every op and wait for the workers: the library is left between transactions.
+        Ops started after this are cancelled at once."""
+        self._closed = True
         for op in self.ops:
             op.cancel()
         deadline = time.monotonic() + timeout_s
