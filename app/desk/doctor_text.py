@@ -15,6 +15,7 @@ def render(result: dict) -> str:
             f"{gpu['vram_bytes'] / GIB:.1f} GiB · driver {gpu['driver']} · CUDA {gpu['cuda']}"
         )
         lines += [f"  ! {note}" for note in gpu["pitfalls"]]
+        lines += [f"  · {line}" for line in gpu.get("support", [])]  # the card table's lines, with sources
     offload = result["llama_cpp_gpu_offload"]
     lines.append(
         "llama-cpp-python: not installed"

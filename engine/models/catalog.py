@@ -183,6 +183,7 @@ class Machine:
     ram_bytes: int
     bandwidth: float  # bytes/s, for the CPU estimate
     bandwidth_source: str
+    compute_capability: str = ""  # the card's, for the table of what runs on it (engine/models/gpu_support.toml)
 
 
 def total_ram() -> int:
@@ -230,6 +231,7 @@ def this_machine(gpus=None, offload: bool | None = None) -> Machine:
         total_ram(),
         bandwidth,
         f"memory copy measured here: {bandwidth / 1e9:.1f} GB/s",
+        gpu.compute_capability if gpu else "",
     )
 
 
@@ -252,11 +254,14 @@ class Verdict:
         return asdict(self) | {"fits": self.fits, "tokens_per_s": round(self.tokens_per_s, 2)}
 
 
-def judge(facts: ModelFacts, machine: Machine, context: int = ANSWER_CONTEXT) -> Verdict:
+def judge(facts: ModelFacts, machine: Machine, context: int = ANSWER_CONTEXT, quantization: str = "") -> Verdict:
+    """`quantization`: vLLM's quant_method where it is known (a folder's config.json: gpu_support.quantization_of);
+    a card whose kernels cannot run it gets "gpu-no" with the methods that do."""
     shape = facts.shape
     wanted = min(context, shape.context_length or context)
     if machine.gpu_name and machine.gpu_usable:
-        return _on_gpu(shape, machine.vram_bytes, wanted)
+        refused = _quantization_refused(quantization, machine, shape)
+        return refused or _on_gpu(shape, machine.vram_bytes, wanted)
     needed = int(shape.file_bytes + kv_bytes_per_token(shape, "f16") * wanted + CPU_OVERHEAD)
     available = machine.ram_bytes - CPU_RESERVE
     if needed > available:
@@ -276,6 +281,20 @@ def judge(facts: ModelFacts, machine: Machine, context: int = ANSWER_CONTEXT) ->
         available,
         f"CPU only: at most ~{speed:.1f} tokens/s ({facts.active_bytes / 1e9:.1f} GB read a token)",
     )
+
+
+def _quantization_refused(quantization: str, machine: Machine, shape: ModelShape) -> Verdict | None:
+    from engine.models import gpu_support
+
+    if not quantization or gpu_support.quantization_runs(machine.compute_capability, quantization) is not False:
+        return None
+    working = ", ".join(m.upper() for m in gpu_support.working_quantizations(machine.compute_capability))
+    return Verdict(
+        "gpu-no", 0, 0, 0.0, int(shape.file_bytes), machine.vram_bytes,
+        f"does not run through vLLM: {quantization.upper()} needs compute capability "
+        f"{gpu_support.quantization_needs(quantization)}, the card has {machine.compute_capability}"
+        + (f" ({working} run on it)" if working else ""),
+    )  # fmt: skip
 
 
 def _on_gpu(shape: ModelShape, vram: int, wanted: int) -> Verdict:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.errors import ModelNotFound
 from engine.models.gguf_info import ModelShape, read_gguf
+from engine.models.gpu_support import doctor_lines
 
 GIB = 1024**3
 # CUDA context, cuBLAS workspace and llama.cpp/vLLM compute buffers, measured loosely across
@@ -226,7 +227,8 @@ def report(
     warning = gpu_build_warning(gpus, offload)
     result: dict = {
         "warnings": [warning] if warning else [],
-        "gpus": [asdict(g) | {"pitfalls": pitfalls(g)} for g in gpus],
+        # "support": the card's lines of engine/models/gpu_support.toml (toolkits, vLLM, quantizations), with sources
+        "gpus": [asdict(g) | {"pitfalls": pitfalls(g), "support": doctor_lines(g.compute_capability)} for g in gpus],
         "gpu_message": "" if gpus else "no NVIDIA GPU found: CPU mode",
         "llama_cpp_gpu_offload": offload,
         "threads": thread_report(threads, threads_batch),
