@@ -109,6 +109,18 @@ def reasoning_parser(settings: VllmSettings) -> str:
     return reasoning_parser_for(settings.model) if settings.reasoning_parser is None else settings.reasoning_parser
 
 
+def guard(options: VllmSettings, compute_capability: str) -> list[str]:
+    """Refuse what cannot run here before vLLM starts (engine/backends/vllm_guard.py: one probe of
+    vLLM's Python, the card, the model folder's quantization_config); the environment prefix vLLM needs."""
+    from engine.backends import vllm_guard
+    from engine.models.gpu_support import quantization_of
+
+    found = vllm_guard.probe(vllm_guard.interpreter_of(_launcher(options)))
+    quantization = options.quantization or quantization_of(options.model)
+    vllm_guard.check(found, compute_capability, quantization, options.dtype)
+    return vllm_guard.environment_prefix(found)
+
+
 def _vllm_importable() -> bool:
     import importlib.util
 
@@ -133,10 +145,12 @@ class VllmServer(ManagedServer):
         options = VllmSettings(model=settings.model or "", **settings.vllm)
         if settings.context:
             options.max_model_len = settings.context
+        gpus = detect_gpus() if has_bf16 is None or not options.command else []  # a command of its own: no guard
         if has_bf16 is None:
-            gpus = detect_gpus()
             has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))
+        prefix = [] if options.command else guard(options, gpus[0].compute_capability if gpus else "")
         server = cls(options, log_dir or Path.cwd(), has_bf16)
+        server.command = prefix + server.command
         # Reasoning comes apart as reasoning_content where vLLM runs a reasoning parser
         # ([llm] vllm = "reasoning_parser=qwen3"); engine/generation/thinking.py splits it from the text otherwise.
         server.thinking, server.thinking_budget = settings.thinking, settings.thinking_budget
