@@ -33,6 +33,7 @@ def render(result: dict) -> str:
         lines.append(
             f"model: {model['name']} ({model['architecture']}) · {model['layers']} layers · {model['kv_heads']} KV heads · "
             f"head dim {model['head_dim']} · trained context {model['context_length']} · {model['file_bytes'] / GIB:.2f} GiB"
+            + (f" · {model['quantization'].upper()}" if model.get("quantization") else "")
         )
     plan = result.get("plan")
     if plan:

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from engine.errors import ModelNotFound
 from engine.models.gguf_info import ModelShape, read_gguf
-from engine.models.gpu_support import doctor_lines
+from engine.models.gpu_support import (
+    doctor_lines,
+    quantization_needs,
+    quantization_of,
+    quantization_runs,
+    working_quantizations,
+)
 
 GIB = 1024**3
 # CUDA context, cuBLAS workspace and llama.cpp/vLLM compute buffers, measured loosely across
@@ -237,6 +243,7 @@ def report(
         shape = read_model_shape(model)
         vram = int(vram_gb * GIB) if vram_gb else (gpus[0].vram_bytes if gpus else 0)
         result["model"] = asdict(shape) | {"chat_template": bool(shape.chat_template)}
+        _check_quantization(result, model, gpus)
         if vram:
             plan = plan_memory(shape, vram, context)
             if gpus and not vram_gb and any("fp16" in p for p in pitfalls(gpus[0])):
@@ -245,3 +252,19 @@ def report(
         else:
             result["plan_message"] = "no VRAM to plan for: pass --vram GB"
     return result
+
+
+def _check_quantization(result: dict, model: Path, gpus: list[Gpu]) -> None:
+    """A Hugging Face folder's quantization_config, and a warning where vLLM's kernels for it
+    cannot run on the first card (the table: engine/models/gpu_support.toml)."""
+    quant = quantization_of(str(model))
+    if not quant:
+        return
+    result["model"]["quantization"] = quant
+    cc = gpus[0].compute_capability if gpus else ""
+    if gpus and quantization_runs(cc, quant) is False:
+        working = ", ".join(m.upper() for m in working_quantizations(cc))
+        result["warnings"].append(
+            f"{quant.upper()} does not run on {gpus[0].name} through vLLM: it needs compute capability "
+            f"{quantization_needs(quant)}, the card has {cc}; a build in {working} does, or a GGUF with llama.cpp"
+        )

@@ -73,3 +73,17 @@ def test_through_vllm_a_gptq_model_fits_a_v100_and_an_awq_one_does_not():
     assert gptq.fits and gptq.kind == judge(facts, machine).kind
     h100 = Machine("H100", 80 * GIB, True, 64 * GIB, 10e9, "given", "9.0")
     assert judge(facts, h100, quantization="awq").fits
+
+
+def test_the_doctor_warns_that_an_awq_folder_does_not_run_on_a_v100_and_passes_a_gptq_one(tmp_path):
+    config = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "num_attention_heads": 40,
+              "num_hidden_layers": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config | {"quantization_config": {"quant_method": "awq"}}))
+    result = report(tmp_path, None, 8192, gpus=[V100])
+    assert result["model"]["quantization"] == "awq"
+    text = render(result)
+    (warning,) = [line for line in text.splitlines() if line.startswith("!! AWQ")]  # among the warnings, first
+    assert "does not run on Tesla V100-SXM2-32GB through vLLM" in warning and "GPTQ" in warning
+    assert "· AWQ" in text
+    (tmp_path / "config.json").write_text(json.dumps(config | {"quantization_config": {"quant_method": "gptq"}}))
+    assert not any("GPTQ" in w for w in report(tmp_path, None, 8192, gpus=[V100])["warnings"])
