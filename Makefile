@@ -13,19 +13,36 @@ export TOKENIZERS_PARALLELISM := false
 GPU ?= auto
 CUDA_ARCHS := $(if $(filter cpu,$(GPU)),,$(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
 	| tr -d ' .' | grep -E '^[0-9]+$$' | sort -u | paste -sd';'))
-NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+# The CUDA compiler must build for every card: CUDA 13 cannot compile for a V100 (sm_70), so
+# packaging/cuda_toolchain.py picks one that can (DOCDESK_NVCC, CUDACXX, PATH, /usr/local/cuda*)
+# or says what to install, and make stops before compiling. `make NVCC=path` names one.
+TOOLCHAIN := $(PYTHON) packaging/cuda_toolchain.py --archs "$(CUDA_ARCHS)"
+ifeq ($(origin NVCC),command line)
+TOOLCHAIN += --only "$(NVCC)"
+endif
+NVCC_CHOSEN := $(if $(CUDA_ARCHS),$(shell $(TOOLCHAIN) --print nvcc))
+NVCC_ERROR := $(if $(CUDA_ARCHS),$(if $(NVCC_CHOSEN),,$(shell $(TOOLCHAIN) --print error)))
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
 LLAMA_FLAVOUR := cpu
 LLAMA_NOTE := llama-cpp-python: CPU build
 ifneq ($(CUDA_ARCHS),)
-ifneq ($(NVCC),)
+ifneq ($(NVCC_CHOSEN),)
 LLAMA_CMAKE_ARGS := -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHS) -DLLAVA_BUILD=OFF
 LLAMA_FLAVOUR := cuda-sm$(subst ;,-,$(CUDA_ARCHS))
-LLAMA_NOTE := llama-cpp-python: CUDA build for sm_$(CUDA_ARCHS) (nvcc: $(NVCC))
-export CUDACXX := $(NVCC)
+LLAMA_NOTE := llama-cpp-python: CUDA build for sm_$(CUDA_ARCHS) (nvcc: $(shell $(TOOLCHAIN) --print note))
+export CUDACXX := $(NVCC_CHOSEN)
+else ifneq ($(NVCC_ERROR),)
+LLAMA_FLAVOUR := cuda-unbuildable
+LLAMA_ERROR := $(NVCC_ERROR)
 else
 LLAMA_NOTE := llama-cpp-python: CPU build. An NVIDIA GPU is here but nvcc is not: install the CUDA toolkit \
 (NVIDIA's cuda-toolkit package, or Debian/Ubuntu nvidia-cuda-toolkit) and run make again for GPU speed
+endif
+endif
+# Stop within seconds, before any venv or compiler runs; `make llama-flags` still says why.
+ifneq ($(LLAMA_ERROR),)
+ifneq ($(filter-out llama-flags clean lock,$(or $(MAKECMDGOALS),run)),)
+$(error $(LLAMA_ERROR))
 endif
 endif
 INSTALLED := $(VENV)/.installed-$(LLAMA_FLAVOUR)
@@ -56,8 +73,10 @@ run: $(INSTALLED)
 llama-server: $(INSTALLED)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python packaging/install_locked.py --llama-server --flavour $(LLAMA_FLAVOUR)
 
-llama-flags:  # what this machine's llama-cpp-python build gets: flavour, then CMake flags
+llama-flags:  # what this machine's llama-cpp-python build gets: flavour, then CMake flags (the compiler on stderr)
+	@if [ -n "$(LLAMA_ERROR)" ]; then echo "$(LLAMA_ERROR)" >&2; exit 2; fi
 	@echo "$(LLAMA_FLAVOUR) $(LLAMA_CMAKE_ARGS)"
+	@echo "$(LLAMA_NOTE)" >&2
 
 lock: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "$(UV)"

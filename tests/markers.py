@@ -82,8 +82,9 @@ EXPLICIT: dict[str, tuple[str, ...]] = {
 }
 
 # Children that cost milliseconds and start no Python: not what `subprocess` is about (nvidia-smi
-# and ldconfig answer the GPU and library checks on machines that have them).
-CHEAP_TOOLS = frozenset({"git", "make", "uname", "nvidia-smi", "ldconfig"})
+# and ldconfig answer the GPU and library checks on machines that have them; `nvcc --version`
+# the Makefile's toolchain check, packaging/cuda_toolchain.py).
+CHEAP_TOOLS = frozenset({"git", "make", "uname", "nvidia-smi", "ldconfig", "nvcc"})
 GUARDED = ("models", "subprocess")
 
 

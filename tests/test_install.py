@@ -49,7 +49,11 @@ def v100(tmp_path) -> str:
     return path_with(fake_nvidia_smi(tmp_path / "bin", "7.0"))
 
 
-def test_make_builds_for_the_v100_that_nvidia_smi_reports(v100):
+def test_make_builds_for_the_v100_that_nvidia_smi_reports(v100, tmp_path, monkeypatch):
+    from tests.test_cuda_toolchain import stub_nvcc
+
+    stub_nvcc(tmp_path / "usr-local" / "cuda-12.9" / "bin", "12.9")  # CUDA 13 cannot build sm_70: a 12 beside it
+    monkeypatch.setenv("DOCDESK_CUDA_ROOTS", str(tmp_path / "usr-local"))
     shown = make_dry_run("run", path=v100)
     assert 'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70' in shown
     assert "--flavour cuda-sm70" in shown
