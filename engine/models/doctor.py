@@ -117,7 +117,9 @@ def pitfalls(gpu: Gpu) -> list[str]:
         notes.append("vLLM refuses Gemma-3 in fp16 (its activations overflow): use llama.cpp (a GGUF) for Gemma-3")
     if (major, minor) == (7, 0):
         notes.append("Volta (V100): NVIDIA drivers 535-550 are the known-good range")
-        notes.append("vLLM needs a release that still ships sm_70 kernels; newer wheels dropped Volta")
+        notes.append(
+            "vLLM: only releases below 0.21 ship sm_70 kernels, with a cu126 torch (engine/models/gpu_support.toml)"
+        )
         notes.append("llama.cpp: build with CUDA for sm_70 (CMAKE_ARGS='-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70')")
     if major < 7:
         notes.append(f"compute capability {gpu.compute_capability} is older than vLLM supports: use llama.cpp")
