@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -42,7 +43,7 @@ def machine(tmp_path, monkeypatch):
     tools = tmp_path / "bin"
     tools.mkdir()
     for name in ("sh", "bash", "tr", "grep", "sort", "paste", "cat", "env", "make"):
-        found = subprocess.run(["which", name], capture_output=True, text=True).stdout.strip()
+        found = shutil.which(name)
         if found:
             (tools / name).symlink_to(found)
     monkeypatch.setenv("DOCDESK_CUDA_ROOTS", str(roots))
