@@ -23,7 +23,7 @@ PROBE_TIMEOUT = 30.0  # importing torch takes a few seconds on a cold disk
 SAMPLER = "VLLM_USE_FLASHINFER_SAMPLER"
 # Run by vLLM's own interpreter, in the environment vLLM will get: it reads its own environment.
 PROBE = f"""
-import importlib.metadata as m, importlib.util as u, json, os
+import importlib.metadata as m, importlib.util as u, json, os, sys
 out = {{"flashinfer": u.find_spec("flashinfer") is not None, "sampler_env": os.environ.get("{SAMPLER}")}}
 for name in ("vllm", "torch"):
     try:
@@ -35,7 +35,7 @@ try:
     out["arch_list"] = list(torch.cuda.get_arch_list())
 except Exception:
     out["arch_list"] = []
-print("DOCDESK-PROBE " + json.dumps(out))
+sys.stdout.write("DOCDESK-PROBE " + json.dumps(out) + "\\n")  # the answer, read by the parent: data, not a log
 """
 
 
