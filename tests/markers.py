@@ -79,6 +79,7 @@ EXPLICIT: dict[str, tuple[str, ...]] = {
     "tests/engine/test_native_completion.py": ("subprocess",),
     "tests/engine/test_thinking_llama_server.py": ("subprocess",),
     "tests/engine/test_gpu.py": ("subprocess",),
+    "tests/engine/test_vllm_gpu.py": ("subprocess",),
 }
 
 # Children that cost milliseconds and start no Python: not what `subprocess` is about (nvidia-smi

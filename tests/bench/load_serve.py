@@ -105,6 +105,23 @@ def _serve_fake(library: str, delay: float, slots: int, queue: int, standin: boo
         desk.close()
 
 
+def _serve_config_standin(library: str, config: str, queue: int) -> None:
+    """In the server process: `docdesk serve` on the library with the backend `config` names and
+    the tests' stand-in embedder (for a library it embedded: no embedding model needed, as on a
+    GPU machine that has only the kit)."""
+    from app.desk.serve_settings import ServeSettings
+    from app.desk.services import DocDesk
+    from app.desk.settings import load_settings
+    from app.serve.runner import serve_until_stopped
+    from tests.standin_embedder import HashingEmbedder
+
+    desk = DocDesk(load_settings(Path(config), library), embedder=HashingEmbedder())
+    try:
+        serve_until_stopped(desk, ServeSettings(port=0, queue=queue))
+    finally:
+        desk.close()
+
+
 class Server:
     """`docdesk serve` in a child process; `url` once it listens."""
 
@@ -119,9 +136,14 @@ class Server:
         standin_embedder: bool = False,
     ):
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-        if fake_delay is not None:
-            call = f"_serve_fake({str(library)!r}, {fake_delay}, {slots}, {queue}, {standin_embedder})"
-            code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.bench.load_serve import _serve_fake; {call}"
+        if fake_delay is not None or standin_embedder:
+            if fake_delay is not None:
+                call = f"_serve_fake({str(library)!r}, {fake_delay}, {slots}, {queue}, {standin_embedder})"
+            else:
+                call = f"_serve_config_standin({str(library)!r}, {str(config)!r}, {queue})"
+            code = (
+                f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.bench import load_serve; load_serve.{call}"
+            )
             command = [sys.executable, "-c", code]
         else:
             command = [
