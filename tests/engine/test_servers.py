@@ -16,6 +16,7 @@ import pytest
 
 from engine.backends import LlmSettings, create_backend
 from engine.backends.base import ChatRequest
+from engine.backends.managed_server import group_alive
 from engine.backends.openai_http import OpenAIBackend
 from engine.backends.vllm_server import VllmServer, VllmSettings, build_command, free_port
 from engine.errors import BackendUnavailable, ModelNotFound, ServerError
@@ -176,7 +177,8 @@ def test_close_stops_the_whole_process_group(tmp_path):
     members = _group_members(group)
     assert len(members) >= 2, "the fake server should have started its worker"
     server.close()
-    time.sleep(0.5)
+    # at once: close() returns only when nothing of the group runs (the next model needs the GPU)
+    assert not group_alive(group)
     assert all(_gone(pid) for pid in members)
 
 
