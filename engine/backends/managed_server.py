@@ -161,24 +161,28 @@ class ManagedServer(OpenAIBackend):
             pass
 
 
-def group_alive(pgid: int) -> bool:
-    """Whether a process of group `pgid` still runs (zombies waiting for a parent to reap them,
-    as under a container's init, hold nothing and do not count)."""
+def group_members(pgid: int) -> list[int]:
+    """The running processes of group `pgid` (zombies waiting for a parent to reap them, as
+    under a container's init, hold nothing and do not count); empty without /proc."""
+    members = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone while we looked
         if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+            members.append(int(stat.parent.name))
+    return members
+
+
+def group_alive(pgid: int) -> bool:
+    return bool(group_members(pgid))
 
 
 def _wait_group_gone(pgid: int, timeout: float) -> None:
-    if not Path("/proc/self/stat").exists():  # no /proc (macOS): the group's SIGKILL must do
-        return
     deadline = time.monotonic() + timeout
-    while group_alive(pgid) and time.monotonic() < deadline:
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            log.warning("processes of group %d still run %.0f s after SIGKILL", pgid, timeout)
+            return
         time.sleep(0.05)
-    if group_alive(pgid):
-        log.warning("processes of group %d still run %.0f s after SIGKILL", pgid, timeout)

@@ -54,9 +54,7 @@ def first_token_direct(desk, question: str) -> tuple[float, float]:
 def first_token_endpoint(api, question: str) -> tuple[float, float]:
     started = time.perf_counter()
     first = None
-    for chunk in api.chat.completions.create(
-        model="docdesk", messages=[{"role": "user", "content": question}], stream=True
-    ):
+    for chunk in api.chat.completions.create(model="docdesk", messages=[{"role": "user", "content": question}], stream=True):
         if first is None and chunk.choices and chunk.choices[0].delta.content:
             first = time.perf_counter()
     return (first - started) * 1000, (time.perf_counter() - started) * 1000
@@ -149,15 +147,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         library = Library(Path(folder))
         samples = ROOT / "assets" / "samples"
-        Ingestor(library, SentenceTransformerEmbedder()).add(
-            [samples / "docdesk-guide.pdf", samples / "docdesk-guide-zh.pdf"]
-        )
+        Ingestor(library, SentenceTransformerEmbedder()).add([samples / "docdesk-guide.pdf", samples / "docdesk-guide-zh.pdf"])
         library.close()
         results = [bench(name, Path(folder), args.rounds) for name in args.backend]
-    report = {
-        "machine": f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores",
-        "results": results,
-    }
+    report = {"machine": f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores", "results": results}
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(text)
     if args.out:

@@ -442,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
             pass
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        shutil.rmtree(logs, ignore_errors=True) if not report.get("vllm_log_tail") else None
+        if "vllm_log_tail" not in report:  # nothing read from it: no log worth keeping
+            shutil.rmtree(logs, ignore_errors=True)
     print(f"wrote {args.out}")
     return 0
 

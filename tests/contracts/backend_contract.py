@@ -33,12 +33,21 @@ from engine.backends import BACKENDS
 from engine.backends.base import ChatRequest, ReasoningPiece
 from engine.backends.capabilities import Capabilities, Reasoning, SlowStreaks
 from engine.backends.chat_template import ChatTemplate
+from engine.backends.managed_server import group_alive
 from engine.backends.registry import BUILT_IN, table
 from engine.errors import Cancelled, ContextTooLong
 from engine.generation.generate import Reply, pieces
 from engine.prompts import judge_messages
 
 LONG = "Write a long story about a lighthouse keeper and the sea, with many details."
+
+
+def check_process_group_gone(backend, state) -> None:
+    """A server DocDesk started (state: its client and process) is closed: no process of its
+    group still runs (what a zombie left to a container's init holds is nothing)."""
+    client, process = state
+    assert client.is_closed and not backend.running
+    assert not group_alive(process.pid)  # the server's whole process group is gone
 
 
 def ask(text: str, max_tokens: int = 48, **kwargs) -> ChatRequest:

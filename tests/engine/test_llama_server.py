@@ -21,7 +21,7 @@ from engine.backends.llama_server import find_executable
 from engine.backends.managed_server import free_port
 from engine.errors import BackendUnavailable, Cancelled, ServerError
 from tests.conftest import ROOT, SAMPLES
-from tests.contracts.backend_contract import BackendContract
+from tests.contracts.backend_contract import BackendContract, check_process_group_gone
 from tests.counting import CountingBackend
 
 pytestmark = pytest.mark.models
@@ -38,13 +38,6 @@ def _built() -> bool:
 
 if not _built():
     pytest.skip("no llama-server: run `make llama-server`", allow_module_level=True)
-
-
-def check_process_group_gone(backend, state) -> None:
-    client, process = state
-    assert client.is_closed and not backend.running
-    with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)  # the server's whole process group is gone
 
 
 def settings(**changes) -> LlmSettings:

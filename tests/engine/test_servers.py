@@ -16,11 +16,11 @@ import pytest
 
 from engine.backends import LlmSettings, create_backend
 from engine.backends.base import ChatRequest
-from engine.backends.managed_server import group_alive
+from engine.backends.managed_server import group_alive, group_members
 from engine.backends.openai_http import OpenAIBackend
 from engine.backends.vllm_server import VllmServer, VllmSettings, build_command, free_port
 from engine.errors import BackendUnavailable, ModelNotFound, ServerError
-from tests.contracts.backend_contract import BackendContract
+from tests.contracts.backend_contract import BackendContract, check_process_group_gone
 from tests.servers import llama_server_command
 
 pytestmark = pytest.mark.models
@@ -114,10 +114,7 @@ class TestVllmContract(BackendContract):
         return backend._client, backend._process
 
     def check_released(self, backend, state) -> None:
-        client, process = state
-        assert client.is_closed and not backend.running
-        with pytest.raises(ProcessLookupError):
-            os.killpg(process.pid, 0)  # the server's whole process group is gone
+        check_process_group_gone(backend, state)
 
 
 def test_manager_streams_an_answer_through_llama_cpp_server(llama_server):
@@ -172,28 +169,14 @@ def test_close_stops_the_whole_process_group(tmp_path):
     ).start()
     group = server._process.pid
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not _group_members(group)[1:]:
+    while time.monotonic() < deadline and len(group_members(group)) < 2:
         time.sleep(0.1)
-    members = _group_members(group)
+    members = group_members(group)
     assert len(members) >= 2, "the fake server should have started its worker"
     server.close()
     # at once: close() returns only when nothing of the group runs (the next model needs the GPU)
     assert not group_alive(group)
     assert all(_gone(pid) for pid in members)
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-                if int(fields[2]) == pgid and fields[0] != "Z":
-                    members.append(int(entry))
-            except (FileNotFoundError, IndexError, ProcessLookupError):
-                continue
-    return sorted(members, key=lambda pid: pid != pgid)
 
 
 def test_a_server_that_never_becomes_healthy_times_out_with_its_log(tmp_path):

@@ -161,8 +161,9 @@ def _words(text: str) -> list[str]:
 
 
 WIRE_STYLES = {
-    "reasoning_content": lambda body: [{"reasoning_content": w} for w in _words(THOUGHT)]
-    + [{"content": w} for w in _words(ANSWER)],
+    "reasoning_content": lambda body: (
+        [{"reasoning_content": w} for w in _words(THOUGHT)] + [{"content": w} for w in _words(ANSWER)]
+    ),
     "tags": lambda body: [{"content": w} for w in ["<think>", *_words(THOUGHT), "</think>", *_words(ANSWER)]],
     "opened": lambda body: [{"content": w} for w in [*_words(THOUGHT), "</th", "ink>\n\n", *_words(ANSWER)]],
 }

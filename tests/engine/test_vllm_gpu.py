@@ -13,8 +13,7 @@ import os
 import pytest
 
 from engine.backends import LlmSettings, create_backend
-from engine.backends.managed_server import group_alive
-from tests.contracts.backend_contract import BackendContract
+from tests.contracts.backend_contract import BackendContract, check_process_group_gone
 
 MODEL = os.environ.get("DOCDESK_VLLM_MODEL", "")
 pytestmark = [
@@ -58,6 +57,4 @@ class TestRealVllmContract(BackendContract):
         return backend._client, backend._process
 
     def check_released(self, backend, state) -> None:
-        client, process = state
-        assert client.is_closed and not backend.running
-        assert not group_alive(process.pid)  # vLLM's whole process group (API server, engine core) is gone
+        check_process_group_gone(backend, state)  # vLLM's API server and engine core both
