@@ -60,6 +60,9 @@ class LlmSettings:
     # asks for thinking or none; thinking_budget caps the tokens of thinking per answer (None: no cap).
     thinking: bool | None = None
     thinking_budget: int | None = None
+    # Prompt-lookup speculation (engine/backends/speculation.py): "ngram" or "off"; None: the
+    # backend's measured default.
+    speculation: str | None = None
 
 
 def create_backend(settings: LlmSettings, log_dir: Path | None = None, has_bf16: bool | None = None) -> Backend:

@@ -25,6 +25,7 @@ from engine.backends.chat_template import (
 from engine.backends.llama_native import model_params, supports_gpu_offload
 from engine.backends.llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
 from engine.backends.registry import register_backend
+from engine.backends.speculation import chosen, llama_cpp_draft
 from engine.backends.stops import StopScanner
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from engine.models.gguf_info import read_gguf
@@ -111,6 +112,7 @@ class LlamaCppBackend:
             threads_batch=settings.threads_batch,
             thinking=settings.thinking,
             thinking_budget=settings.thinking_budget,
+            speculation=settings.speculation,
         )
 
     def __init__(
@@ -128,6 +130,7 @@ class LlamaCppBackend:
         threads_batch: int | None = None,
         thinking: bool | None = None,
         thinking_budget: int | None = None,
+        speculation: str | None = None,
     ) -> None:
         self.path = Path(model_path).expanduser() if model_path else bundled_model_path()
         if not self.path.is_file():
@@ -158,6 +161,9 @@ class LlamaCppBackend:
         }
         if flash_attention is not None:
             self.settings["flash_attn"] = flash_attention
+        # prompt-lookup speculation (engine/backends/speculation.py); llama-cpp-python keeps every
+        # position's logits for it (n_ctx x vocabulary floats), so it is off unless it pays
+        self.speculation = chosen("llama_cpp", speculation)
         # llama.cpp's extra CPU buffer types repack weights for AMX or AVX kernels. On AMX CPUs the
         # AMX path segfaults at the first decode (llama.cpp #20824, seen with llama-cpp-python
         # 0.3.36 on the bundled model), so there it is off unless asked for.
@@ -186,7 +192,16 @@ class LlamaCppBackend:
             raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
         try:
             with model_params(use_extra_bufts=self.cpu_repack):
-                self._llm = Llama(model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings)
+                self._llm = Llama(
+                    model_path=str(self.path),
+                    n_ctx=self._context,
+                    verbose=False,
+                    draft_model=llama_cpp_draft(self.speculation),
+                    # a draft is checked against every position's logits; llama-cpp-python 0.3.36
+                    # sizes its logits array from this argument, not from the draft model
+                    logits_all=self.speculation == "ngram",
+                    **self.settings,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(
                 f"cannot load {self.path.name}: {exc} (is the file complete? is there enough memory?)"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from engine.backends.capabilities import Capabilities, Reasoning
 from engine.backends.managed_server import ManagedServer, choose_port
 from engine.backends.registry import register_backend
+from engine.backends.speculation import chosen, llama_server_flags
 from engine.errors import BackendUnavailable, ModelNotFound
 from engine.models.threads import plan_threads
 
@@ -44,6 +45,7 @@ class LlamaServerSettings:
     thinking: bool | None = None  # None: the template's default; False: no thinking; True: thinking
     thinking_budget: int | None = None  # tokens of thinking per answer; None: no cap
     startup_timeout: float = 300.0
+    speculation: str = "off"  # "ngram": prompt-lookup speculation (engine/backends/speculation.py)
     extra_args: list[str] = field(default_factory=list)
 
 
@@ -140,6 +142,7 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     # AMX CPUs (llama.cpp #20824), so it is off there unless asked for.
     if not (settings.cpu_repack if settings.cpu_repack is not None else not cpu_has_amx()):
         command += ["--no-repack"]
+    command += llama_server_flags(settings.speculation)
     return command + list(settings.extra_args)
 
 
@@ -185,6 +188,7 @@ class LlamaServer(ManagedServer):
             cpu_repack=settings.cpu_repack,
             thinking=settings.thinking,
             thinking_budget=settings.thinking_budget,
+            speculation=chosen("llama_server", settings.speculation),
         )
         # The server's log goes beside the library, where a user looks first.
         return cls(options, log_dir or Path.cwd()).start()

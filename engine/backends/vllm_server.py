@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from engine.backends.capabilities import Capabilities, Reasoning
 from engine.backends.managed_server import ManagedServer, choose_port, free_port, port_in_use
 from engine.backends.registry import register_backend
+from engine.backends.speculation import chosen, vllm_flags
 from engine.errors import BackendUnavailable, EngineError
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class VllmSettings:
     # vLLM's reasoning parser, so a thinking model's reasoning comes as reasoning_content: None
     # picks one from the model's name (reasoning_parser_for), "" runs none.
     reasoning_parser: str | None = None
+    speculation: str = "off"  # "ngram": prompt-lookup speculation (engine/backends/speculation.py)
 
 
 def reasoning_parser_for(model: str) -> str:
@@ -99,6 +101,7 @@ def build_command(settings: VllmSettings, port: int, has_bf16: bool) -> list[str
         command += ["--quantization", settings.quantization]
     if parser := reasoning_parser(settings):
         command += ["--reasoning-parser", parser]
+    command += vllm_flags(settings.speculation)
     return command + list(settings.extra_args)
 
 
@@ -145,6 +148,7 @@ class VllmServer(ManagedServer):
         options = VllmSettings(model=settings.model or "", **settings.vllm)
         if settings.context:
             options.max_model_len = settings.context
+        options.speculation = chosen("vllm", settings.speculation or settings.vllm.get("speculation"))
         gpus = detect_gpus() if has_bf16 is None or not options.command else []  # a command of its own: no guard
         if has_bf16 is None:
             has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))

@@ -31,7 +31,9 @@
 #   tests/bench/gpu_run.sh measure-vllm-contract   # the backend contract against a real vLLM -> $OUT
 #   tests/bench/gpu_run.sh measure-vllm-ngram      # prompt-lookup speculation on and off -> $OUT
 #   tests/bench/gpu_run.sh measure-llama   # the same prompts through the llama_server backend (needs
-#                                          # build-server), speculation on and off -> $OUT
+#                                          # build-server and the bundled GGUF's parts) -> $OUT
+#   tests/bench/gpu_run.sh measure-spec    # prompt-lookup speculation on and off through llama-server:
+#                                          # the bundled model (real weights), the synthetic 32B (cost) -> $OUT
 #   tests/bench/gpu_run.sh start STEP; wait STEP 540; collect   # a long step across calls
 # Background jobs run in their own session (setsid), so they outlive the call that starts them.
 # Where make is missing, the flags come from LLAMA_FLAGS ("flavour cmake-args") or nvidia-smi.
@@ -102,6 +104,7 @@ prepare)
   echo "nvcc: $(nvcc_path); flags: $(llama_flags)"
   "$py" -m pip install -q --no-index --no-deps --no-compile --target "$work/site" .gpu/whl/*.whl
   cp .gpu/llama_cpp_python-*.tar.gz .gpu/model.parts .gpu/model.sha256 "$work/"
+  cp .gpu/rag-prompts.json "$work/" 2>/dev/null || true
   cp -r .gpu/library "$work/" 2>/dev/null || true
   take_parts .gpu
   ;;
@@ -216,21 +219,29 @@ wait)  # $2: a background step; $3: seconds at most; then its log's end
 collect)
   mkdir -p "$OUT" && cp -r "$work/out/." "$OUT/" && cp "$work"/*.log "$OUT/" 2>/dev/null || true
   ;;
-measure-llama)  # the same prompts through DocDesk's llama_server backend, synthetic 32B Q4_K_M, then ngram
+measure-llama)  # the same prompts through DocDesk's llama_server backend, synthetic 32B Q4_K_M
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
   server=$(find_server)
-  common=(--model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" --llama-server "$server" \
-    --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 --answer-tokens 256 \
-    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only")
-  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 2 \
-    --seed 1000 --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 30 \
-    --serve-answer-tokens 256 --out "$out/gpu-$tag-llama-server-32b.json"
-  # ngram speculation: random weights accept nothing, so this is its cost when nothing is accepted
-  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 --concurrency 1 8 --rounds 2 --seed 5000 \
-    --extra-arg=--spec-type --extra-arg=ngram-simple --extra-arg=--spec-ngram-simple-size-n --extra-arg=4 \
-    --extra-arg=--spec-ngram-simple-size-m --extra-arg=8 --out "$out/gpu-$tag-llama-server-32b-spec-ngram.json"
-  "$py" tests/bench/bench_vllm.py "${common[@]}" --prompt-tokens 1024 --concurrency 1 8 --rounds 2 --seed 5000 \
-    --out "$out/gpu-$tag-llama-server-32b-spec-off.json"
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
+    --llama-server "$server" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --answer-tokens 256 --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
+    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256 \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
+    --out "$out/gpu-$tag-llama-server-32b.json"
+  ;;
+measure-spec)  # prompt-lookup speculation on and off through llama-server, DocDesk's RAG prompts
+  out="${OUT:-$work/out}"; mkdir -p "$out"; tag=$(vllm_card_tag)
+  server=$(find_server)
+  # the bundled model's real weights: what is accepted; the synthetic 32B's random weights: the cost
+  "$py" tests/bench/bench_speculation.py measure --prompts "$work/rag-prompts.json" --runtime llama_server \
+    --llama-server "$server" --model "$bundled" --gpu-layers 999 --context 8192 --answer-tokens 256 \
+    --ngram 4 --draft-tokens 8 --weights "bundled SmolLM2-135M-Instruct Q4_1: real weights" \
+    --out "$out/gpu-$tag-spec-llama-server-bundled.json"
+  "$py" tests/bench/bench_speculation.py measure --prompts "$work/rag-prompts.json" --runtime llama_server \
+    --llama-server "$server" --model "$synthetic" --gpu-layers 999 --context 8192 --answer-tokens 256 \
+    --ngram 4 --draft-tokens 8 --limit 8 \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF: random weights, nothing accepted: the cost only" \
+    --out "$out/gpu-$tag-spec-llama-server-32b.json"
   ;;
 vllm-part)  # the vLLM kit: models and library, and the site's parts; unpacked once all are there
   mkdir -p "$work/vllm-parts"
@@ -262,12 +273,12 @@ measure-vllm)  # each configuration named here, not taken from defaults
 measure-vllm-ngram)  # prompt-lookup speculation on and off (random weights accept nothing: its cost)
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
   quant=${VLLM_QUANT:-gptq}
-  for spec in off '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 2}'; do
+  for spec in off '{"method": "ngram", "num_speculative_tokens": 8, "prompt_lookup_max": 4, "prompt_lookup_min": 2}'; do
     name=$([ "$spec" = off ] && echo off || echo ngram)
     args=(); [ "$spec" = off ] || args=(--speculative-config "$spec")
     "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-$quant" --quantization "$quant" \
       --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
-      --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 8 --rounds 2 --seed 5000 --no-direct \
+      --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 8 --rounds 1 --seed 5000 --no-direct \
       "${args[@]}" --out "$out/gpu-$tag-vllm-$quant-spec-$name.json"
   done
   ;;
@@ -277,7 +288,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|vllm-part DIR...|measure-vllm|measure-vllm-ngram|measure-vllm-contract" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-ngram|measure-vllm-contract" >&2
   exit 2
   ;;
 esac

