@@ -35,6 +35,7 @@ def render(result: dict) -> str:
             f"head dim {model['head_dim']} · trained context {model['context_length']} · {model['file_bytes'] / GIB:.2f} GiB"
             + (f" · {model['quantization'].upper()}" if model.get("quantization") else "")
         )
+    lines += [f"  ~ {line}" for line in result.get("decode_predicted", [])]
     plan = result.get("plan")
     if plan:
         kv = plan["kv_bytes_per_token"]

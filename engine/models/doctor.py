@@ -246,6 +246,7 @@ def report(
         vram = int(vram_gb * GIB) if vram_gb else (gpus[0].vram_bytes if gpus else 0)
         result["model"] = asdict(shape) | {"chat_template": bool(shape.chat_template)}
         _check_quantization(result, model, gpus)
+        result["decode_predicted"] = _decode_predictions(shape, gpus, "hf-config" != shape.source)
         if vram:
             plan = plan_memory(shape, vram, context)
             if gpus and not vram_gb and any("fp16" in p for p in pitfalls(gpus[0])):
@@ -254,6 +255,16 @@ def report(
         else:
             result["plan_message"] = "no VRAM to plan for: pass --vram GB"
     return result
+
+
+def _decode_predictions(shape: ModelShape, gpus: list[Gpu], gguf: bool) -> list[str]:
+    """Each card's predicted decode tokens/s for the model, through the runtimes that run it
+    (engine/models/decode_speed.py: from bandwidth and the runs measured here; predicted, not measured)."""
+    from engine.models.decode_speed import predict
+
+    runtimes = ("llama_cpp", "llama_server") if gguf else ("vllm",)
+    found = (predict(g.name, shape.file_bytes, runtime) for g in gpus for runtime in runtimes)
+    return [p.text for p in found if p is not None]
 
 
 def _check_quantization(result: dict, model: Path, gpus: list[Gpu]) -> None:
