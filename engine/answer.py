@@ -121,6 +121,7 @@ class PreparedAnswer:
     # asked about fit and go in whole); "" when it was not overruled.
     override: str = ""
     query: Query | None = None  # the question as every stage read it
+    skipped: list[str] = field(default_factory=list)  # side requests skipped, why (failed, overran)
 
     @property
     def relevant(self) -> bool:
@@ -137,7 +138,7 @@ class PreparedAnswer:
 
     def why(self) -> dict:
         """Why the model was asked or not: the rule's evidence and verdict, and what overruled it."""
-        return {**self.relevance.as_dict(), "override": self.override or None}
+        return {**self.relevance.as_dict(), "override": self.override or None, "skipped": self.skipped}
 
 
 @dataclass
@@ -205,7 +206,9 @@ class Answerer:
             hits = clock.time(name, stage, query, hits)
         assert retrieval.relevance is not None  # the judge always runs
         found = (given.sources, retrieval.relevance, given.messages, tuple(clock.stages))
-        return PreparedAnswer(question, standalone, query.language, *found, given.whole, given.override, query)
+        return PreparedAnswer(
+            question, standalone, query.language, *found, given.whole, given.override, query, retrieval.skipped
+        )
 
     # -- the model -----------------------------------------------------------------
     def stream(

@@ -218,6 +218,7 @@ def answer_details(answer) -> list[str]:
             f" against {why.get('dense_bar', 0.0):.2f})"
             + (f", overruled: {why['override']}" if why.get("override") else "")
         )
+    lines += [f"note: {note}; the answer went on without it" for note in why.get("skipped", [])]
     return lines
 
 

@@ -193,6 +193,10 @@ _DECLARED = (
     Setting("llm.thinking", "thinking models (Qwen3, QwQ, DeepSeek-R1): true or false; empty: the model's default"),
     Setting("llm.thinking_budget", "tokens of thinking per answer at most; empty: no limit"),
     Setting(
+        "llm.speculation",
+        'prompt-lookup speculation: "ngram" or "off"; empty: as measured (on for llama-server on a CPU)',
+    ),
+    Setting(
         "llm.build_cache",
         "DocDesk's build cache, where `make llama-server` leaves llama-server",
         env="DOCDESK_CACHE",

@@ -231,6 +231,8 @@ class ChatController(QObject):
             if why.get("override"):
                 line += " · " + self.tr("answered anyway: %1").replace("%1", why["override"])
             lines.append(line)
+        for note in why.get("skipped", []):  # a side request that failed or overran: the answer went on
+            lines.append(self.tr("Skipped (the answer went on without it): %1").replace("%1", note))
         return lines
 
     def open_citation(self, message: int, n: int) -> None:

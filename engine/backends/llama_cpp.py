@@ -163,7 +163,7 @@ class LlamaCppBackend:
             self.settings["flash_attn"] = flash_attention
         # prompt-lookup speculation (engine/backends/speculation.py); llama-cpp-python keeps every
         # position's logits for it (n_ctx x vocabulary floats), so it is off unless it pays
-        self.speculation = chosen("llama_cpp", speculation)
+        self.speculation = chosen("llama_cpp", speculation, gpu_layers != 0 and installed and supports_gpu_offload())
         # llama.cpp's extra CPU buffer types repack weights for AMX or AVX kernels. On AMX CPUs the
         # AMX path segfaults at the first decode (llama.cpp #20824, seen with llama-cpp-python
         # 0.3.36 on the bundled model), so there it is off unless asked for.

@@ -45,7 +45,9 @@ class LlamaServerSettings:
     thinking: bool | None = None  # None: the template's default; False: no thinking; True: thinking
     thinking_budget: int | None = None  # tokens of thinking per answer; None: no cap
     startup_timeout: float = 300.0
-    speculation: str = "off"  # "ngram": prompt-lookup speculation (engine/backends/speculation.py)
+    speculation: str | None = (
+        None  # "ngram" | "off"; None: as measured for a GPU or a CPU (engine/backends/speculation.py)
+    )
     extra_args: list[str] = field(default_factory=list)
 
 
@@ -142,7 +144,7 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     # AMX CPUs (llama.cpp #20824), so it is off there unless asked for.
     if not (settings.cpu_repack if settings.cpu_repack is not None else not cpu_has_amx()):
         command += ["--no-repack"]
-    command += llama_server_flags(settings.speculation)
+    command += llama_server_flags(chosen("llama_server", settings.speculation, plan.on_gpu))
     return command + list(settings.extra_args)
 
 
@@ -188,7 +190,7 @@ class LlamaServer(ManagedServer):
             cpu_repack=settings.cpu_repack,
             thinking=settings.thinking,
             thinking_budget=settings.thinking_budget,
-            speculation=chosen("llama_server", settings.speculation),
+            speculation=settings.speculation,
         )
         # The server's log goes beside the library, where a user looks first.
         return cls(options, log_dir or Path.cwd()).start()

@@ -189,4 +189,11 @@ THINKING = Option(
 THINKING_BUDGET = Option(
     "thinking_budget", "Thinking budget", "int", "tokens of thinking per answer at most", 0, 65_536, 256, "no limit"
 )
+SPECULATION = Option(
+    "speculation",
+    "Prompt-lookup speculation",
+    "choice",
+    "drafts copied from the sources, checked in one pass: faster where answers quote (auto: as measured)",
+    choices=(("auto", None), ("on", "ngram"), ("off", "off")),
+)
 MAX_CONCURRENCY = Option("max_concurrency", "Parallel answers", "int", "requests sent to the server at once", 1, 256)

@@ -19,14 +19,25 @@ MODES = ("ngram", "off")
 NGRAM = 4  # the n-gram looked up in the prompt (llama-server: size-n; vLLM: prompt_lookup_max)
 DRAFT_TOKENS = 8  # tokens per draft at most (llama-server: size-m; vLLM: num_speculative_tokens)
 
-# What None means per backend, as measured (tests/bench/bench_speculation.py, README "Speculation").
-DEFAULTS = {"llama_cpp": "off", "llama_server": "off", "vllm": "off"}
+# What None means, per backend and where it runs, as measured with the bundled model's real weights
+# on DocDesk's RAG prompts (tests/bench/bench_speculation.py; README "Prompt-lookup speculation"):
+# in process on a CPU 0.67x (llama-cpp-python drafts from any 1-gram match and keeps every logit);
+# llama-server on a CPU 1.26x (its ngram-simple drafts only on a 4-gram match, 79% accepted).
+# Not measured: a GPU (off there until it is).
+DEFAULTS = {
+    ("llama_cpp", False): "off",
+    ("llama_cpp", True): "off",
+    ("llama_server", False): "ngram",
+    ("llama_server", True): "off",
+    ("vllm", True): "off",
+}
 
 
-def chosen(backend: str, setting: str | None) -> str:
-    """ "ngram" or "off": the setting, or the backend's measured default where it is None."""
+def chosen(backend: str, setting: str | None, on_gpu: bool) -> str:
+    """ "ngram" or "off": the setting, or where it is None the measured default for `backend`
+    running on a GPU or not."""
     if setting is None:
-        return DEFAULTS.get(backend, "off")
+        return DEFAULTS.get((backend, on_gpu), "off")
     if setting not in MODES:
         raise ValueError(f"unknown speculation {setting!r}: use one of {', '.join(MODES)}")
     return setting

@@ -148,7 +148,7 @@ class VllmServer(ManagedServer):
         options = VllmSettings(model=settings.model or "", **settings.vllm)
         if settings.context:
             options.max_model_len = settings.context
-        options.speculation = chosen("vllm", settings.speculation or settings.vllm.get("speculation"))
+        options.speculation = chosen("vllm", settings.speculation or settings.vllm.get("speculation"), True)
         gpus = detect_gpus() if has_bf16 is None or not options.command else []  # a command of its own: no guard
         if has_bf16 is None:
             has_bf16 = not (gpus and any("no bf16" in p for p in pitfalls(gpus[0])))

@@ -23,6 +23,7 @@ from engine.retrieval import query_translation, rerank
 from engine.retrieval.query import Query, page_reference
 from engine.retrieval.relevance import Relevance, dense_bar, judge
 from engine.retrieval.retrieve import HybridRetriever, SearchHit, reciprocal_rank_fusion
+from engine.retrieval.side_requests import deadline_for, run_side
 from ingest.keywords import query_tokens
 from ingest.records import CitedSource
 
@@ -70,20 +71,31 @@ class Retrieval:
     translations: list[str] = field(default_factory=list)  # the question in the library's other languages
     relevance: Relevance | None = None  # the judge's verdict, as it gave it
     pinned: int = 0  # passages of the page the question names, put first
+    skipped: list[str] = field(default_factory=list)  # side requests that failed or overran, why
+
+    def side(self, name: str, work: Callable, fallback):
+        """A side request to the model (engine/retrieval/side_requests.py): its result, or
+        `fallback` with a note in `skipped` where it failed or overran its deadline."""
+        seconds = deadline_for(name, self.backend.on_gpu)
+        return run_side(name, work, fallback, self.cancel, seconds, self.skipped)
 
     # -- the question, before its Query ----------------------------------------------------------
     def rewrite(self) -> str:
         """A follow-up ("and on page 5?") as a question that stands alone, for the search."""
         history, question = self.history, self.question
-        request = ChatRequest(
-            rewrite_messages([(t.question, t.answer) for t in history], question),
-            max_tokens=64,
-            temperature=0.0,
-            stop=["\n"],
-            thinking=False,  # a search phrase needs no reasoning; a thinking model's would be cut at "\n"
-            cancel=self.cancel,
-        )
-        text = complete(self.backend, request).strip().strip("\"'“”")
+
+        def ask(cancel: threading.Event) -> str:
+            request = ChatRequest(
+                rewrite_messages([(t.question, t.answer) for t in history], question),
+                max_tokens=64,
+                temperature=0.0,
+                stop=["\n"],
+                thinking=False,  # a search phrase needs no reasoning; a thinking model's would be cut at "\n"
+                cancel=cancel,
+            )
+            return complete(self.backend, request)
+
+        text = self.side("rewrite", ask, "").strip().strip("\"'“”")
         text = text.removeprefix("Stand-alone question:").strip()
         # A small model may answer instead of rewriting, or return nothing useful: then the search
         # falls back on the last question and the follow-up together.
@@ -124,9 +136,12 @@ class Retrieval:
     # -- the stages --------------------------------------------------------------------------------
     def translate(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
         """The question in the library's other languages, for the search (the model translates)."""
-        self.translations, _ms = self.retriever.translator.translations(
-            self.backend, query.text, query.language, self.languages, self.cancel
-        )
+        translator = self.retriever.translator
+
+        def ask(cancel: threading.Event) -> list[str]:
+            return translator.translations(self.backend, query.text, query.language, self.languages, cancel)[0]
+
+        self.translations = self.side("translate", ask, [])
         return hits
 
     def search(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
@@ -158,8 +173,10 @@ class Retrieval:
         """The hits as the model orders them (engine/retrieval/rerank.py)."""
         if not hits:
             return hits
-        reordered, _ms = rerank.rerank(self.backend, query.text, hits, self.cancel)
-        return reordered
+        def ask(cancel: threading.Event) -> list[SearchHit]:
+            return rerank.rerank(self.backend, query.text, hits, cancel)[0]
+
+        return self.side("rerank", ask, hits)  # the search's order where the judgement failed
 
     def pin(self, query: Query, hits: list[SearchHit]) -> list[SearchHit]:
         """The passages of the page the question names, first: the user pointed at a page of a

@@ -108,6 +108,7 @@ def test_each_backend_declares_only_the_options_it_reads():
         "cpu_repack",
         "thinking",
         "thinking_budget",
+        "speculation",
     }
     assert declared["openai"] == {
         "url",
@@ -120,10 +121,17 @@ def test_each_backend_declares_only_the_options_it_reads():
         "thinking",
         "thinking_budget",
     }
-    assert declared["vllm"] == {"model", "context", "vllm", "thinking", "thinking_budget"}
-    assert {"llama_server", "model", "slots", "server_port", "gpu_layers", "threads", "threads_batch"} <= declared[
-        "llama_server"
-    ]
+    assert declared["vllm"] == {"model", "context", "vllm", "thinking", "thinking_budget", "speculation"}
+    assert {
+        "llama_server",
+        "model",
+        "slots",
+        "server_port",
+        "gpu_layers",
+        "threads",
+        "threads_batch",
+        "speculation",
+    } <= declared["llama_server"]
     assert "url" not in declared["llama_server"] and "vllm" not in declared["llama_cpp"]
 
 
@@ -186,3 +194,28 @@ def test_a_backend_from_elsewhere_is_checked_and_can_be_removed():
 def test_every_backend_module_goes_into_the_packaged_app():
     assert registry.hidden_imports() == sorted(entry.module for entry in BUILT_IN.values())
     assert "engine.backends.llama_server" in registry.hidden_imports()
+
+
+def test_speculation_reaches_each_runtime_in_its_own_words(tmp_path):
+    from engine.backends import speculation
+    from engine.backends.llama_server import LlamaServerSettings, ServerPlan, build_command
+    from engine.backends.vllm_server import VllmSettings
+    from engine.backends.vllm_server import build_command as vllm_command
+
+    plan = ServerPlan(1, 2048, "f16", False, False, "test")
+    gguf = tmp_path / "m.gguf"
+    on = build_command(LlamaServerSettings(gguf, speculation="ngram"), plan, "llama-server", 8080)
+    off = build_command(LlamaServerSettings(gguf, speculation="off"), plan, "llama-server", 8080)
+    assert on[on.index("--spec-type") + 1] == "ngram-simple" and "--spec-type" not in off
+    # unset: as measured, on for llama-server on a CPU, off on a GPU until measured there
+    cpu = build_command(LlamaServerSettings(gguf), plan, "llama-server", 8080)
+    gpu = build_command(LlamaServerSettings(gguf), ServerPlan(1, 2048, "f16", True, True, "test"), "llama-server", 8080)
+    assert "--spec-type" in cpu and "--spec-type" not in gpu
+    command = vllm_command(VllmSettings(model="m", speculation="ngram", executable="/bin/vllm"), 8000, True)
+    config = command[command.index("--speculative-config") + 1]
+    assert '"method": "ngram"' in config and "--speculative-config" not in vllm_command(
+        VllmSettings(model="m", executable="/bin/vllm"), 8000, True
+    )
+    assert speculation.llama_cpp_draft("off") is None
+    with pytest.raises(ValueError, match="unknown speculation"):
+        speculation.chosen("llama_cpp", "eagle", False)

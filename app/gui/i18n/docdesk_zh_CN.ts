@@ -72,6 +72,11 @@
         <source>answered anyway: %1</source>
         <translation>仍然作答：%1</translation>
     </message>
+    <message>
+        <location filename="../chat_controller.py" line="235" />
+        <source>Skipped (the answer went on without it): %1</source>
+        <translation>已跳过（回答照常进行）：%1</translation>
+    </message>
 </context>
 <context>
     <name>ChatPane</name>
@@ -1348,6 +1353,14 @@
     <message>
         <source>no limit</source>
         <translation>不限</translation>
+    </message>
+    <message>
+        <source>Prompt-lookup speculation</source>
+        <translation>提示查找推测解码</translation>
+    </message>
+    <message>
+        <source>drafts copied from the sources, checked in one pass: faster where answers quote (auto: as measured)</source>
+        <translation>从来源中复制草稿并一次校验：回答引用原文时更快（自动：按实测）</translation>
     </message>
     <message>
         <source>GGUF file, several answers at once (llama-server, started by DocDesk)</source>

@@ -259,6 +259,7 @@ ZH = {
     "nothing relevant": "没有相关内容",
     "Relevance: %1 (keyword coverage %2, dense score %3, margin %4)": "相关性：%1（关键词覆盖 %2，向量得分 %3，差距 %4）",
     "answered anyway: %1": "仍然作答：%1",
+    "Skipped (the answer went on without it): %1": "已跳过（回答照常进行）：%1",
 }
 
 # The backends' labels and help (engine/backends/registry.py), context "Backends": not in the
@@ -313,6 +314,8 @@ BACKENDS_ZH = {
     "Thinking budget": "思考预算",
     "tokens of thinking per answer at most": "每个回答最多用于思考的词元数",
     "no limit": "不限",
+    "Prompt-lookup speculation": "提示查找推测解码",
+    "drafts copied from the sources, checked in one pass: faster where answers quote (auto: as measured)": "从来源中复制草稿并一次校验：回答引用原文时更快（自动：按实测）",
     "model default": "模型默认",
     "CPU threads for prompts": "读取提示的 CPU 线程数",
     "threads that read the prompt; automatic: all cores": "读取提示的线程数；自动：全部核心",
