@@ -7,6 +7,7 @@ No web framework here: plain dicts in and out, so the rules are tested without a
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -135,6 +136,8 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
     said = [(role, text) for role, text in said if role in ("user", "assistant") and text.strip()]
     if not said or said[-1][0] != "user":
         raise ApiError(400, "the last message must be the user's question", param="messages")
+    if sum(len(text) for _, text in said) > MAX_MESSAGES_CHARS:
+        raise ApiError(413, f"the messages are longer than {MAX_MESSAGES_CHARS:,} characters", param="messages")
     asked = len(said)
     while asked > 0 and said[asked - 1][0] == "user":  # user messages in a row at the end: one question
         asked -= 1
@@ -149,8 +152,13 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
         raise ApiError(400, "stream must be true or false", param="stream")
     options = payload.get("stream_options") or {}
     sampling = parse_sampling(payload)
+    question = "\n".join(text for _, text in said[asked:])
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ApiError(
+            413, f"the question is {len(question):,} characters: at most {MAX_QUESTION_CHARS:,}", param="messages"
+        )
     return AskCall(
-        question="\n".join(text for _, text in said[asked:]),
+        question=question,
         history=_history(said[:asked]),
         doc_ids=_doc_ids(extension.get("doc_ids"), resolve),
         stream=stream,
@@ -163,6 +171,11 @@ def parse_call(payload, resolve: Callable[[str], str]) -> AskCall:
 # OpenAI's ranges; a value outside them is the client's mistake (400), as OpenAI answers it.
 _RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 MAX_STOPS = 4  # OpenAI's limit on stop sequences
+SEED_RANGE = (-(2**63), 2**63 - 1)  # OpenAI's seed is a 64-bit integer
+# A question longer than this is not a question (the longest context DocDesk plans holds ~30,000
+# tokens of it): refused with 413 before anything reads it, so one request cannot hold a core.
+MAX_QUESTION_CHARS = 32_000
+MAX_MESSAGES_CHARS = 200_000  # the whole conversation sent along
 
 
 def _number(payload: dict, name: str, kind: type, low=None, high=None):
@@ -171,6 +184,8 @@ def _number(payload: dict, name: str, kind: type, low=None, high=None):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not isinstance(value, int)):
         raise ApiError(400, f"{name} must be {'an integer' if kind is int else 'a number'}", param=name)
+    if not math.isfinite(value):  # json reads NaN and Infinity; no sampler means anything by them
+        raise ApiError(400, f"{name} must be a finite number, not {value}", param=name)
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise ApiError(400, f"{name} must be {bounds}, not {value}", param=name)
@@ -185,7 +200,7 @@ def parse_sampling(payload: dict) -> Sampling | None:
     max_tokens = _number({"max_tokens": limit}, "max_tokens", int, 1)
     temperature = _number(payload, "temperature", float, *_RANGES["temperature"])
     top_p = _number(payload, "top_p", float, *_RANGES["top_p"])
-    seed = _number(payload, "seed", int)
+    seed = _number(payload, "seed", int, *SEED_RANGE)
     stop = payload.get("stop")
     if stop is None:
         stops: tuple[str, ...] = ()

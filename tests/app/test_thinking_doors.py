@@ -94,7 +94,8 @@ def test_docdesk_ask_prints_the_answer_and_json_has_the_reasoning(style, guide_l
         desk.close()
 
 
-def _serve(desk, bodies: list[dict]) -> list:
+def _serve(desk, bodies: list) -> list:
+    """Each body posted: a dict as JSON, a str as it is (JSON that json.dumps would not write)."""
     import httpx
 
     from app.desk.serve_settings import ServeSettings
@@ -105,7 +106,13 @@ def _serve(desk, bodies: list[dict]) -> list:
     async def ask():
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=60) as api:
-            return [await api.post("/v1/chat/completions", json=body) for body in bodies]
+            sent = [
+                dict(json=body)
+                if isinstance(body, dict)
+                else dict(content=body, headers={"content-type": "application/json"})
+                for body in bodies
+            ]
+            return [await api.post("/v1/chat/completions", **kwargs) for kwargs in sent]
 
     return asyncio.run(ask())
 
@@ -113,7 +120,11 @@ def _serve(desk, bodies: list[dict]) -> list:
 @pytest.mark.parametrize("style", STYLES)
 def test_serve_returns_content_and_reasoning_content(style, guide_library, embedder):
     desk = desk_with(guide_library, embedder, STYLES[style]())
-    body = {"model": "docdesk", "messages": [{"role": "user", "content": QUESTION}], "docdesk": {"sources_in_text": False}}
+    body = {
+        "model": "docdesk",
+        "messages": [{"role": "user", "content": QUESTION}],
+        "docdesk": {"sources_in_text": False},
+    }
     try:
         done, streamed = _serve(desk, [body, {**body, "stream": True, "stream_options": {"include_usage": True}}])
     finally:
@@ -141,6 +152,11 @@ def test_serve_honours_max_tokens_temperature_top_p_stop_and_seed(guide_library,
         "seed": 42,
     }
     bad = [{**body, "temperature": 3}, {**body, "top_p": -1}, {**body, "max_tokens": 0}, {**body, "stop": [1]}]
+    # json reads NaN and Infinity; a seed past 64 bits; a question no one asks (450,000 characters)
+    raw = json.dumps(body)
+    bad += [raw.replace('"temperature": 0.7', '"temperature": NaN'), raw.replace('"top_p": 0.9', '"top_p": Infinity')]
+    bad += [{**body, "seed": 2**70}, {**body, "messages": [{"role": "user", "content": "a" * 450_000}]}]
+    bad += [{**body, "messages": [{"role": "user", "content": "a" * 40_000}]}]
     try:
         replies = _serve(desk, [body, *bad])
     finally:
@@ -151,8 +167,12 @@ def test_serve_honours_max_tokens_temperature_top_p_stop_and_seed(guide_library,
     content = replies[0].json()["choices"][0]["message"]["content"]
     assert content.startswith("DocDesk needs") and "3.11" not in content.split("\n\nSources:")[0]
     assert replies[0].json()["choices"][0]["finish_reason"] == "length"
-    for reply, param in zip(replies[1:], ["temperature", "top_p", "max_tokens", "stop"], strict=True):
-        assert reply.status_code == 400 and reply.json()["error"]["param"] == param
+    params = ["temperature", "top_p", "max_tokens", "stop", "temperature", "top_p", "seed", "messages", "messages"]
+    for reply, param in zip(replies[1:], params, strict=True):
+        assert reply.status_code == (413 if param == "messages" else 400) and reply.json()["error"]["param"] == param
+    assert "finite" in replies[5].json()["error"]["message"]
+    assert replies[8].json()["error"]["message"] == "the messages are longer than 200,000 characters"
+    assert replies[9].json()["error"]["message"] == "the question is 40,000 characters: at most 32,000"
     assert len(backend.requests) == 1  # refused requests never reach the model
 
 
@@ -211,7 +231,10 @@ def test_while_it_thinks_the_transcript_says_so_and_a_restart_clears_it(qtbot):
 
     pane = ChatPane()
     qtbot.addWidget(pane)
-    pane.messages = [{"role": "user", "text": QUESTION}, {"role": "assistant", "text": "", "sources": [], "pending": True}]
+    pane.messages = [
+        {"role": "user", "text": QUESTION},
+        {"role": "assistant", "text": "", "sources": [], "pending": True},
+    ]
     pane.append_piece("reasoning", THOUGHT)
     shown = pane.transcript.toPlainText()
     assert f"Thinking… ({len(THOUGHT.split())} words)" in shown and "Let me think" not in shown
