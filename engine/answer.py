@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from engine.backends import Backend, ChatRequest, GenerationStats
 from engine.citations import attribute, cited_numbers
-from engine.errors import Cancelled
+from engine.errors import Cancelled, NoAnswer
 from engine.generation.generate import Reply, pieces, with_thinking_room
 from engine.prompts import answer_messages, format_source, nothing_found
 from engine.retrieval.context import Source, build_sources, whole_documents
@@ -253,6 +253,11 @@ class Answerer:
         except Cancelled:  # what was said before Stop is kept
             cancelled = True
             reply.answer, reply.reasoning = text, reasoning.strip()
+        if not cancelled and not reply.answer.strip() and reply.reasoning:
+            raise NoAnswer(
+                f"the model thought ({len(reply.reasoning):,} characters) but gave no answer: ask again, "
+                "or turn thinking off ([llm] thinking = false)"
+            )
         answer_text = attribute(reply.answer.strip(), prepared.sources)
         answer = Answer(answer_text, prepared, stats, cancelled, reply.reasoning)
         if reply.reasoning:

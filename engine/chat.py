@@ -8,6 +8,10 @@ from collections.abc import Callable, Generator
 from engine.answer import Answer, Answerer, ReasoningDelta, Sampling, TextDelta, Turn, run_to_end
 from ingest.store.chats import Chat, ChatMessage, ChatStore
 
+# The reply kept for a question that got no answer (the model or a server failed): shown as it is
+# where the chat is read back, and left out of the history later questions are answered from.
+FAILED = "⚠ DocDesk could not answer: "
+
 
 class ChatSession:
     def __init__(self, answerer: Answerer, store: ChatStore, chat_id: str | None = None) -> None:
@@ -23,7 +27,7 @@ class ChatSession:
         for message in self.store.messages(self.chat.id):
             if message.role == "user":
                 question = message.content
-            else:
+            elif not message.content.startswith(FAILED):  # a failed turn is no history to answer from
                 turns.append(Turn(question, message.content, message.sources))
         return turns
 
@@ -40,10 +44,18 @@ class ChatSession:
             self.chat = self.store.create(question[:60])
         # The question is kept before anything can fail: a crash in the model loses only the answer.
         asked = self.store.add_message(self.chat.id, ChatMessage("user", question))
-        prepared = self.answerer.prepare(question, doc_ids, history, cancel)
+        try:
+            prepared = self.answerer.prepare(question, doc_ids, history, cancel)
+        except Exception as exc:
+            self.store.add_message(self.chat.id, ChatMessage("assistant", f"{FAILED}{exc}"))
+            raise
         if prepared.standalone:
             self.store.set_question(asked, prepared.standalone)
-        answer = yield from self.answerer.stream(prepared, cancel, sampling)
+        try:
+            answer = yield from self.answerer.stream(prepared, cancel, sampling)
+        except Exception as exc:  # the question keeps its reply: that it failed, and why
+            self.store.add_message(self.chat.id, ChatMessage("assistant", f"{FAILED}{exc}"))
+            raise
         self.store.add_message(self.chat.id, ChatMessage("assistant", answer.text, sources=answer.cited_sources()))
         return answer
 

@@ -27,5 +27,9 @@ class ContextTooLong(EngineError):
     """The prompt does not fit the model's context window."""
 
 
+class NoAnswer(EngineError):
+    """The model's reply held no answer: it thought and never wrote one (an unclosed thought)."""
+
+
 class Cancelled(EngineError):
     """Generation was stopped by the user."""

@@ -331,6 +331,9 @@ def _pieces_of(chunk: dict, stats, tokens: int) -> list[str]:
         stats.prompt_tokens = usage.get("prompt_tokens", 0)
         stats.completion_tokens = usage.get("completion_tokens", tokens)
         stats.reasoning_tokens = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+    if error := chunk.get("error"):  # an error event mid-stream: the reply broke off, it is no answer
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise ServerError(f"the server reported an error after {tokens} tokens: {str(message)[:300]}")
     out: list[str] = []
     for choice in chunk.get("choices", []):
         if choice.get("finish_reason"):

@@ -12,8 +12,12 @@ from engine.backends import Backend, ChatRequest
 from engine.generation.thinking import Piece, ThinkingSplitter, may_think
 
 LOOP_CHARS = 120
+LOOP_WINDOW = 32_768  # a loop repeats what it wrote lately: the last this many characters are searched
 # Tokens a thinking model may spend thinking when no budget is set, on top of the answer's own.
 THINKING_ALLOWANCE = 2048
+# Reasoning past this many characters is stopped whatever the token budget (a stream that never
+# closes its thought, a server that ignores max_tokens): the answer is asked for without thinking.
+MAX_REASONING_CHARS = 200_000
 
 
 def repeats_itself(text: str) -> bool:
@@ -21,9 +25,51 @@ def repeats_itself(text: str) -> bool:
     return len(text) >= 2 * LOOP_CHARS and text.find(text[-LOOP_CHARS:]) < len(text) - LOOP_CHARS
 
 
-def drop_echo(text: str) -> str:
-    """The text up to where the loop began: the first telling stays, the echo goes."""
-    return text[:-LOOP_CHARS]
+LOOP_STEP = 64  # characters the text grows between two looks
+
+
+class LoopGuard:
+    """repeats_itself for a growing text, in time linear in its length: only the last LOOP_WINDOW
+    characters are searched, and only once the text grew LOOP_STEP characters since the last look.
+    Where it finds a loop, `keep` is how much of the text comes before the echo began."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.keep: int | None = None
+
+    def looping(self, text) -> bool:
+        size = len(text)
+        if size - self.seen < LOOP_STEP or size < 2 * LOOP_CHARS:
+            return False
+        self.seen = size
+        window = text.tail(LOOP_WINDOW)
+        if not repeats_itself(window):
+            return False
+        # The echo repeats the text one period back: it began where that stops being true.
+        period = len(window) - LOOP_CHARS - window.find(window[-LOOP_CHARS:])
+        start = len(window) - LOOP_CHARS
+        while start > period and window[start - 1] == window[start - 1 - period]:
+            start -= 1
+        self.keep = size - len(window) + start
+        return True
+
+
+class ReasoningBudget:
+    """Whether the reasoning passed `budget` tokens, counting only when it may have: each token is
+    at least a character, so after a count of n tokens the next count waits for budget - n more."""
+
+    def __init__(self, backend: Backend, budget: int | None) -> None:
+        self.backend, self.budget = backend, budget
+        self.next_count = budget if budget is not None else None
+
+    def spent(self, reasoning) -> bool:
+        if self.budget is None or len(reasoning) <= self.next_count:
+            return False
+        tokens = self.backend.count_tokens(str(reasoning))
+        if tokens > self.budget:
+            return True
+        self.next_count = len(reasoning) + (self.budget - tokens)
+        return False
 
 
 @dataclass
@@ -58,22 +104,23 @@ def pieces(backend: Backend, request: ChatRequest, reply: Reply | None = None) -
     kept. `reply` (if given) is filled at the end."""
     reply = reply if reply is not None else Reply()
     splitter = ThinkingSplitter(may_think(backend, request))
-    budget = thinking_budget(backend)
+    budget = ReasoningBudget(backend, thinking_budget(backend))
+    answer_loop, reasoning_loop = LoopGuard(), LoopGuard()
     over_budget = False
     stream = backend.stream_chat(request)
     for raw in stream:
         for piece in splitter.feed(raw):
             yield piece
-        if repeats_itself(splitter.answer) or repeats_itself(splitter.reasoning):
+        if answer_loop.looping(splitter.answer_text) or reasoning_loop.looping(splitter.reasoning_text):
             stream.close()  # the backend stops first, so what its stats say last is why: the loop
             request.stats.finish_reason = "loop"
             break
-        thinking = budget is not None and not splitter.answer and splitter.thought_unfinished
-        if thinking and len(splitter.reasoning) > budget:  # a token is a character or more: count only then
-            if backend.count_tokens(splitter.reasoning) > budget:
-                stream.close()
-                over_budget = True
-                break
+        if splitter.thought_unfinished and (
+            len(splitter.reasoning_text) > MAX_REASONING_CHARS or budget.spent(splitter.reasoning_text)
+        ):
+            stream.close()
+            over_budget = True
+            break
     yield from splitter.finish(request.stats.finish_reason)
     _count_reasoning(backend, request, splitter.reasoning)
     # Out of tokens mid-thought (no budget, or a backend that kept none): ask again as well.
@@ -81,16 +128,20 @@ def pieces(backend: Backend, request: ChatRequest, reply: Reply | None = None) -
     if over_budget and not request.cancel.is_set():  # the answer, without thinking, after the thinking allowed
         again = _answer_after_thinking(backend, request, splitter.reasoning)
         answer = ThinkingSplitter(False)
-        for raw in backend.stream_chat(again):
+        stream = backend.stream_chat(again)
+        for raw in stream:
             for piece in answer.feed(raw):
                 if not piece.reasoning:
                     yield piece
+            if len(answer.reasoning_text) > MAX_REASONING_CHARS:  # it thinks again, asked not to: enough
+                stream.close()
+                break
         yield from (p for p in answer.finish(again.stats.finish_reason) if not p.reasoning)
         _merge_stats(request.stats, again.stats)
         splitter.answer = answer.answer
         splitter.state = "answer"
     reply.reasoning = splitter.reasoning.strip()
-    reply.answer = drop_echo(splitter.answer) if request.stats.finish_reason == "loop" else splitter.answer
+    reply.answer = splitter.answer if answer_loop.keep is None else splitter.answer[: answer_loop.keep]
     reply.thought_unfinished = splitter.thought_unfinished
 
 

@@ -30,6 +30,54 @@ STRAY = re.compile(r"</?think>")
 THINKING_NAMES = re.compile(r"qwq|deepseek-?r1|\br1\b|qwen-?3|thinking|reason|magistral|gpt-oss|phi-4-reasoning", re.I)
 
 
+class Growing:
+    """Text that grows piece by piece in linear time (a str attribute `+=` copies it whole every
+    time: 10 MB in 8-byte pieces would copy terabytes); `str()` joins it once and keeps that.
+    Small pieces are gathered into blocks of BLOCK characters, so `tail` touches a few parts."""
+
+    BLOCK = 1024
+    __slots__ = ("_blocks", "_recent", "_recent_size", "_size")
+
+    def __init__(self, text: str = "") -> None:
+        self._blocks: list[str] = [text] if text else []
+        self._recent: list[str] = []
+        self._recent_size = 0
+        self._size = len(text)
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self._recent.append(text)
+        self._recent_size += len(text)
+        self._size += len(text)
+        if self._recent_size >= self.BLOCK:
+            self._blocks.append("".join(self._recent))
+            self._recent, self._recent_size = [], 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __str__(self) -> str:
+        if self._recent:
+            self._blocks.append("".join(self._recent))
+            self._recent, self._recent_size = [], 0
+        if len(self._blocks) > 1:
+            self._blocks = ["".join(self._blocks)]
+        return self._blocks[0] if self._blocks else ""
+
+    def tail(self, size: int) -> str:
+        """The last `size` characters, without joining the rest."""
+        if size <= 0:
+            return ""
+        taken, count = ["".join(self._recent)], self._recent_size
+        for block in reversed(self._blocks):
+            if count >= size:
+                break
+            taken.append(block)
+            count += len(block)
+        return "".join(reversed(taken))[-size:]
+
+
 @dataclass(frozen=True)
 class Piece:
     """A piece of a reply: reasoning or answer text. `restart`: what was streamed so far, answer
@@ -49,17 +97,35 @@ class ThinkingSplitter:
         self.may_think = may_think
         self.state = "start"  # start | reasoning | held (reasoning, opened before the reply) | answer
         self.pending = ""  # text not yet passed on: a tag may be cut between two pieces
-        self.reasoning = ""
-        self.answer = ""
+        self.reasoning_text = Growing()
+        self.answer_text = Growing()
         self.tagged = False  # the reply opened or closed a tag, or a server sent reasoning apart
         self.apart = False  # a server sent the reasoning apart: its text is the answer alone
-        self.held = ""  # text held as reasoning that may prove to be the answer
+        self.held = Growing()  # text held as reasoning that may prove to be the answer
+        self.depth = 0  # <think> tags open inside the reasoning (nested ones close in turn)
+
+    # The whole texts (joined once when read; the hot path reads lengths and tails instead).
+    @property
+    def reasoning(self) -> str:
+        return str(self.reasoning_text)
+
+    @reasoning.setter
+    def reasoning(self, text: str) -> None:
+        self.reasoning_text = Growing(text)
+
+    @property
+    def answer(self) -> str:
+        return str(self.answer_text)
+
+    @answer.setter
+    def answer(self, text: str) -> None:
+        self.answer_text = Growing(text)
 
     # -- feeding ------------------------------------------------------------------------------
     def feed(self, piece: str) -> list[Piece]:
         if isinstance(piece, ReasoningPiece):
             self.tagged = self.apart = True
-            self.reasoning += piece
+            self.reasoning_text.add(str(piece))
             return [Piece(str(piece), reasoning=True)] if piece else []
         self.pending += piece
         out: list[Piece] = []
@@ -82,43 +148,61 @@ class ThinkingSplitter:
             self.state = "held" if self.may_think and not self.apart else "answer"
             return True
         if self.state in ("reasoning", "held"):
-            at = self.pending.find(CLOSE)
-            if at >= 0:
-                self._reason(self.pending[:at], out)
-                self.tagged = True
-                self.state, self.pending = "answer", self.pending[at + len(CLOSE) :].lstrip()
+            close, opened = self.pending.find(CLOSE), self.pending.find(OPEN)
+            if opened >= 0 and (close < 0 or opened < close):  # a thought inside the thought: still reasoning
+                self._reason(self.pending[:opened], out)
+                self.depth += 1
+                self.pending = self.pending[opened + len(OPEN) :]
                 return True
-            keep = _partial_tag(self.pending, CLOSE)
+            if close >= 0:
+                self._reason(self.pending[:close], out)
+                self.tagged = True
+                self.pending = self.pending[close + len(CLOSE) :]
+                if self.depth > 0:  # a nested thought closed: the outer one goes on
+                    self.depth -= 1
+                    return True
+                self.state, self.pending = "answer", self.pending.lstrip()
+                return True
+            keep = max(_partial_tag(self.pending, CLOSE), _partial_tag(self.pending, OPEN))
             self._reason(self.pending[: len(self.pending) - keep], out)
             self.pending = self.pending[len(self.pending) - keep :]
             return False
         # answer
         at = self.pending.find(CLOSE)
-        if at >= 0 and not self.tagged:  # unexpected: everything so far was reasoning
-            self.reasoning += self.answer + self.pending[:at]
+        opened = self.pending.find(OPEN)
+        if at >= 0 and not self.tagged and (opened < 0 or at < opened):  # unexpected: everything so far was reasoning
+            self.reasoning_text.add(self.answer + self.pending[:at])
             self.answer, self.tagged = "", True
             self.pending = self.pending[at + len(CLOSE) :].lstrip()
             out.append(Piece("", restart=True))
             out.append(Piece(self.reasoning, reasoning=True))
             return True
-        # A tag a model writes again after its thinking is no answer: dropped, even cut in two.
+        if opened >= 0 and (at < 0 or opened < at):
+            # The model (or a server that switched style) thinks again mid-answer: reasoning until it closes.
+            self._answer(STRAY.sub("", self.pending[:opened]), out)
+            self.tagged, self.state = True, "reasoning"
+            self.pending = self.pending[opened + len(OPEN) :]
+            return True
+        # A closing tag with nothing open is no answer: dropped, even cut in two.
         keep = max(_partial_tag(self.pending, CLOSE), _partial_tag(self.pending, OPEN))
-        text = STRAY.sub("", self.pending[: len(self.pending) - keep])
+        self._answer(STRAY.sub("", self.pending[: len(self.pending) - keep]), out)
         self.pending = self.pending[len(self.pending) - keep :]
-        if self.state == "answer" and not self.answer:
-            text = text.lstrip()
-        if text:
-            self.answer += text
-            out.append(Piece(text))
         return False
 
-    def _reason(self, text: str, out: list[Piece]) -> None:
-        if self.state == "reasoning" and not self.reasoning:
+    def _answer(self, text: str, out: list[Piece]) -> None:
+        if not len(self.answer_text):
             text = text.lstrip()
         if text:
-            self.reasoning += text
+            self.answer_text.add(text)
+            out.append(Piece(text))
+
+    def _reason(self, text: str, out: list[Piece]) -> None:
+        if self.state == "reasoning" and not len(self.reasoning_text):
+            text = text.lstrip()
+        if text:
+            self.reasoning_text.add(text)
             if self.state == "held":
-                self.held += text
+                self.held.add(text)
             out.append(Piece(text, reasoning=True))
 
     # -- the end ----------------------------------------------------------------------------
@@ -128,12 +212,13 @@ class ThinkingSplitter:
         rest, self.pending = self.pending, ""
         if self.state == "start":
             if rest.strip():
-                self.answer += rest.strip()
+                self.answer_text.add(rest.strip())
                 out.append(Piece(rest.strip()))
         elif self.state == "held" and finish_reason != "length":
             # No </think> came: the model did not think; what was held as reasoning is the answer.
-            text = (self.held + rest).strip()
-            self.reasoning = self.reasoning[: len(self.reasoning) - len(self.held)]
+            held = str(self.held)
+            text = (held + rest).strip()
+            self.reasoning = self.reasoning[: len(self.reasoning_text) - len(held)]
             self.answer = text
             out.append(Piece("", restart=True))
             if self.reasoning:
@@ -143,7 +228,7 @@ class ThinkingSplitter:
         elif self.state in ("reasoning", "held"):
             self._reason(rest, out)  # the budget ended it mid-thought: no answer was written
         elif rest := STRAY.sub("", rest):
-            self.answer += rest
+            self.answer_text.add(rest)
             out.append(Piece(rest))
         return out
 
@@ -151,7 +236,7 @@ class ThinkingSplitter:
     def thought_unfinished(self) -> bool:
         """The reply ended inside its reasoning: the model wrote no answer."""
         thinking = self.state in ("reasoning", "held") or (self.apart and self.state == "start")
-        return thinking and not self.answer
+        return thinking and not len(self.answer_text)
 
 
 def _partial_tag(text: str, tag: str) -> int:

@@ -173,6 +173,7 @@ class Retrieval:
         """The hits as the model orders them (engine/retrieval/rerank.py)."""
         if not hits:
             return hits
+
         def ask(cancel: threading.Event) -> list[SearchHit]:
             return rerank.rerank(self.backend, query.text, hits, cancel)[0]
 
