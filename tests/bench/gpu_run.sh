@@ -270,6 +270,14 @@ measure-vllm)  # each configuration named here, not taken from defaults
     --book-library "$work/vllm-library" --serve-library "$work/vllm-library" --serve-clients 8 16 \
     --serve-seconds 20 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-$quant.json"
   ;;
+measure-vllm-brief)  # a short lease: GPTQ at 1,024 tokens, 1 and 8 at once; the book; serve at 8 and 16
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --quantization gptq \
+    --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 8 --rounds 1 --seed 1000 \
+    --book-library "$work/vllm-library" --serve-library "$work/vllm-library" --serve-clients 8 16 \
+    --serve-seconds 15 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-gptq-brief.json"
+  ;;
 measure-vllm-ngram)  # prompt-lookup speculation on and off (random weights accept nothing: its cost)
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
   quant=${VLLM_QUANT:-gptq}
@@ -288,7 +296,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-ngram|measure-vllm-contract" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract" >&2
   exit 2
   ;;
 esac
