@@ -161,6 +161,7 @@ def through_server(args, prompts: list[dict], speculate: bool, logs: Path) -> di
         flash_attention=True,
         kv_cache="f16",
         threads=args.threads,
+        speculation="off",  # named here: the flags above are the measured configuration, or none
         extra_args=extra,
     )
     backend = LlamaServer(settings, logs).start()
