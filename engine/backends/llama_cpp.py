@@ -25,7 +25,7 @@ from engine.backends.chat_template import (
 from engine.backends.llama_native import model_params, supports_gpu_offload
 from engine.backends.llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sampler_factory
 from engine.backends.registry import register_backend
-from engine.backends.speculation import chosen, llama_cpp_draft
+from engine.backends.speculation import chosen, llama_cpp_arguments
 from engine.backends.stops import StopScanner
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from engine.models.gguf_info import read_gguf
@@ -161,8 +161,7 @@ class LlamaCppBackend:
         }
         if flash_attention is not None:
             self.settings["flash_attn"] = flash_attention
-        # prompt-lookup speculation (engine/backends/speculation.py); llama-cpp-python keeps every
-        # position's logits for it (n_ctx x vocabulary floats), so it is off unless it pays
+        # prompt-lookup speculation (engine/backends/speculation.py): it keeps n_ctx x vocabulary logits
         self.speculation = chosen("llama_cpp", speculation, gpu_layers != 0 and installed and supports_gpu_offload())
         # llama.cpp's extra CPU buffer types repack weights for AMX or AVX kernels. On AMX CPUs the
         # AMX path segfaults at the first decode (llama.cpp #20824, seen with llama-cpp-python
@@ -192,15 +191,9 @@ class LlamaCppBackend:
             raise BackendUnavailable("llama-cpp-python is not installed: pip install llama-cpp-python") from exc
         try:
             with model_params(use_extra_bufts=self.cpu_repack):
+                draft = llama_cpp_arguments(self.speculation)
                 self._llm = Llama(
-                    model_path=str(self.path),
-                    n_ctx=self._context,
-                    verbose=False,
-                    draft_model=llama_cpp_draft(self.speculation),
-                    # a draft is checked against every position's logits; llama-cpp-python 0.3.36
-                    # sizes its logits array from this argument, not from the draft model
-                    logits_all=self.speculation == "ngram",
-                    **self.settings,
+                    model_path=str(self.path), n_ctx=self._context, verbose=False, **self.settings, **draft
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(

@@ -52,6 +52,13 @@ def llama_cpp_draft(mode: str):
     return LlamaPromptLookupDecoding(max_ngram_size=NGRAM, num_pred_tokens=DRAFT_TOKENS)
 
 
+def llama_cpp_arguments(mode: str) -> dict:
+    """What Llama() is given for `mode`: the draft model, and every position's logits, which the
+    draft is checked against (llama-cpp-python 0.3.36 sizes its logits array from logits_all, not
+    from the draft model: without it the first draft fails with a broadcast error)."""
+    return {"draft_model": llama_cpp_draft(mode), "logits_all": True} if mode == "ngram" else {}
+
+
 def llama_server_flags(mode: str) -> list[str]:
     if mode != "ngram":
         return []

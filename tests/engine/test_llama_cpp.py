@@ -218,3 +218,21 @@ def test_thinking_off_closes_a_template_opened_think_block_in_the_prompt():
         assert request.stats.prompt_tokens == len(model._prompt_tokens(model._llm, rendered.prompt))
     finally:
         model.close()
+
+
+def test_prompt_lookup_speculation_in_process_drafts_from_the_prompt():
+    # [llm] speculation = "ngram": llama-cpp-python's LlamaPromptLookupDecoding, with the logits it
+    # checks drafts against (0.3.36 fails at the first draft without logits_all)
+    quoted = "The kettle model KX-200 boils one litre of water in ninety seconds flat."
+    backend = LlamaCppBackend(context=2048, threads=2, speculation="ngram")
+    try:
+        request = ChatRequest(
+            [{"role": "user", "content": f"Repeat this sentence exactly: {quoted}"}], max_tokens=40, temperature=0.0
+        )
+        text = "".join(backend.stream_chat(request))
+        llm = backend._load()
+        assert type(llm.draft_model).__name__ == "LlamaPromptLookupDecoding" and llm._logits_all
+        assert text.strip() and request.stats.completion_tokens > 0
+    finally:
+        backend.close()
+    assert LlamaCppBackend(context=2048).speculation == "off"  # unset: off in process, as measured
