@@ -50,6 +50,7 @@ class Logged:
 class FakeHub:
     files: dict[tuple[str, str], HubFile] = field(default_factory=dict)
     bytes_per_second: float | None = None
+    chunk_bytes: int = 64 * 1024  # what each write sends: 1 with a low bytes_per_second makes a trickle
     log: list[Logged] = field(default_factory=list)
 
     def add(self, repo: str, filename: str, path: Path, sha256: str = "", declared_size: int | None = None) -> None:
@@ -167,7 +168,7 @@ class FakeHub:
                 source.seek(start)
                 left = end - start + 1
                 while left > 0:
-                    chunk = source.read(min(left, 64 * 1024))
+                    chunk = source.read(min(left, self.chunk_bytes))
                     handler.wfile.write(chunk)
                     left -= len(chunk)
                     logged.sent += len(chunk)

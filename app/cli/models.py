@@ -9,8 +9,9 @@ docdesk models use NAME|PATH    use a downloaded model, or a GGUF file you have 
 from __future__ import annotations
 
 import json
+import queue
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 
 from app.desk.errors import LIBRARY_ERROR as USAGE
@@ -22,6 +23,7 @@ from app.desk.model_download import (
     NotEnoughDisk,
     Progress,
     catalog,
+    check_chosen_model,
     download,
     downloaded,
     hub_endpoint,
@@ -29,7 +31,7 @@ from app.desk.model_download import (
     use_model,
 )
 from app.desk.settings import save_settings
-from engine.models.catalog import CatalogEntry, find, judge, read_local, read_remote, this_machine
+from engine.models.catalog import CatalogEntry, find, judge, read_remote, this_machine
 
 THINKS = {"always": "always", "switchable": "on/off", "no": "no"}
 
@@ -77,8 +79,32 @@ def _judged(entries: list[CatalogEntry]):
             return entry, None, None, str(exc)
         return entry, facts, judge(facts, machine), None
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return machine, list(pool.map(one, entries))
+    return machine, _each_in_daemon_threads(one, entries, workers=4)
+
+
+def _each_in_daemon_threads(work, items: list, workers: int) -> list:
+    """`work` on each item, a few at once, in daemon threads: Ctrl-C ends the command at once,
+    where a thread pool would wait at exit for a header read that is still trickling in."""
+    results: list = [None] * len(items)
+    todo = queue.SimpleQueue()
+    for index in range(len(items)):
+        todo.put(index)
+
+    def run() -> None:
+        while True:
+            try:
+                index = todo.get_nowait()
+            except queue.Empty:
+                return
+            results[index] = work(items[index])
+
+    threads = [threading.Thread(target=run, daemon=True, name="docdesk-header") for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.1)  # short waits: KeyboardInterrupt reaches the main thread between them
+    return results
 
 
 def _list(desk, args) -> int:
@@ -189,15 +215,18 @@ def _use(desk, args) -> int:
 def _switch(desk, args, path: Path) -> int:
     """Read the file's header (a damaged or foreign file is refused), say how it runs here, and
     write it into config.toml."""
-    facts = read_local(path)
+    facts, warning = check_chosen_model(path)
     verdict = judge(facts, this_machine())
     settings = use_model(desk.settings, path)
     config = save_settings(settings)
     desk.settings.llm = settings.llm
     human = f"DocDesk now uses {path} ({facts.shape.name}): {verdict.text}\nsaved to {config}"
+    if warning:
+        sys.stderr.write(f"docdesk: warning: {warning}\n")
     _emit(
         args,
-        {"model": str(path), "header": facts.as_dict(), "verdict": verdict.as_dict(), "config": str(config)},
+        {"model": str(path), "header": facts.as_dict(), "verdict": verdict.as_dict(), "config": str(config)}
+        | {"template_warning": warning},
         human,
     )
     return OK

@@ -169,6 +169,24 @@ def download(
     raise DownloadError(f"the download stopped (exit {child.returncode}): {stderr.strip()[-500:] or 'no message'}")
 
 
+def check_chosen_model(path: Path):
+    """A GGUF file about to become the model: its header read (a damaged or foreign file is
+    refused) and its chat template tried within bounds (engine/backends/template_check.py).
+    Returns (ModelFacts, a warning or None: the family's template stands in for a broken one);
+    raises ModelLoadError in DocDesk's words when the model cannot be used."""
+    from engine.backends.chat_template import ChatTemplateError
+    from engine.backends.template_check import choose_template
+    from engine.errors import ModelLoadError
+    from engine.models.catalog import read_local
+
+    facts = read_local(path)
+    try:
+        choice = choose_template(facts.shape.chat_template, facts.shape.architecture, Path(path).name)
+    except ChatTemplateError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    return facts, choice.warning
+
+
 def use_model(settings, path: Path):
     """`settings` switched to the GGUF file at `path` (llama.cpp in process, or its server if that
     is the backend chosen); the caller saves and reloads."""

@@ -31,15 +31,13 @@ from datetime import datetime
 from typing import Any
 
 from engine.backends.capabilities import Reasoning
-from engine.errors import EngineError
+from engine.backends.template_limits import ChatTemplateError, TemplateOverrun
+
+__all__ = ["ChatTemplate", "ChatTemplateError", "TemplateOverrun", "RenderedPrompt", "ThinkingBudget"]
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 FORCED_CLOSE = "\n</think>\n\n"  # what a spent budget (or thinking off) writes into the generation
 SYSTEM_JOIN = "\n\n"  # between DocDesk's instructions and the first user turn, as Gemma 3 joins them
-
-
-class ChatTemplateError(EngineError, ValueError):
-    """The template cannot render these messages (it raised, or is not valid Jinja)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,8 @@ def _tojson(value: Any, ensure_ascii: bool = False, indent=None, separators=None
 def _environment():
     import jinja2
     import jinja2.ext
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from engine.backends.template_limits import _bounded_filter, bounded_environment_class
 
     class GenerationBlocks(jinja2.ext.Extension):
         """transformers' `{% generation %}…{% endgeneration %}` (it marks the assistant's tokens): kept as text."""
@@ -78,10 +77,10 @@ def _environment():
             parser.stream.skip(1)
             return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
-    env = ImmutableSandboxedEnvironment(
+    env = bounded_environment_class()(
         trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlocks, jinja2.ext.loopcontrols]
     )
-    env.filters["tojson"] = _tojson
+    env.filters["tojson"] = _bounded_filter("tojson", _tojson)
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     return env
@@ -103,6 +102,8 @@ class ChatTemplate:
             self._template = _environment().from_string(source)
         except TemplateError as exc:
             raise ChatTemplateError(f"the model's chat template is not valid Jinja: {exc}") from exc
+        except (RecursionError, MemoryError) as exc:  # nesting thousands deep
+            raise ChatTemplateError(f"the model's chat template cannot be compiled: {type(exc).__name__}") from exc
 
     @property
     def reads_enable_thinking(self) -> bool:
@@ -118,24 +119,38 @@ class ChatTemplate:
         """The stop strings the template implies (its end-of-sequence text, as llama-cpp-python used)."""
         return [self.eos_token] if self.eos_token else []
 
-    def _render(self, messages: list[dict], kwargs: dict) -> str:
+    def _render(self, messages: list[dict], kwargs: dict, cancel=None) -> str:
+        """The template's output, within a RenderBudget (time, size, `cancel`: Stop, Ctrl-C)."""
         from jinja2.exceptions import TemplateError
 
+        from engine.backends.template_limits import RenderBudget, output_cap
+
+        budget = RenderBudget(output_cap(messages), cancel=cancel)
+        pieces: list[str] = []
         try:
-            return self._template.render(
-                messages=messages,
-                bos_token=self.bos_token,
-                eos_token=self.eos_token,
-                add_generation_prompt=True,
-                tools=None,
-                **kwargs,
-            )
+            with budget.active():
+                for piece in self._template.generate(
+                    messages=messages,
+                    bos_token=self.bos_token,
+                    eos_token=self.eos_token,
+                    add_generation_prompt=True,
+                    tools=None,
+                    **kwargs,
+                ):
+                    budget.wrote(piece)
+                    pieces.append(piece)
+        except ChatTemplateError:
+            raise
         except (TemplateError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
             raise ChatTemplateError(f"the model's chat template cannot render this conversation: {exc}") from exc
+        except (RecursionError, MemoryError, OverflowError, ArithmeticError) as exc:
+            raise TemplateOverrun(f"the model's chat template was stopped: {type(exc).__name__} {exc}") from exc
+        return "".join(pieces)
 
-    def render(self, messages: list[dict], thinking: bool | None = None, **kwargs: Any) -> RenderedPrompt:
+    def render(self, messages: list[dict], thinking: bool | None = None, cancel=None, **kwargs: Any) -> RenderedPrompt:
         """The prompt for `messages` (system, then alternating user/assistant), ending where the
-        assistant's answer starts; `thinking` as the module docstring says."""
+        assistant's answer starts; `thinking` as the module docstring says; `cancel` (an Event)
+        stops the render as its time budget does."""
         messages = [dict(m) for m in messages]
         switch = ""
         if thinking is not None and self.reads_enable_thinking:
@@ -145,23 +160,25 @@ class ChatTemplate:
             last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
             if last is not None:
                 messages[last]["content"] = f"{messages[last]['content']} {switch}"
-        prompt, moved = self._render_with_system(messages, kwargs)
+        prompt, moved = self._render_with_system(messages, kwargs, cancel)
         thinking_open = ends_inside_think(prompt)
         if thinking is False and thinking_open:
             prompt, thinking_open = prompt + FORCED_CLOSE, False
         return RenderedPrompt(prompt, moved, thinking_open, switch)
 
-    def _render_with_system(self, messages: list[dict], kwargs: dict) -> tuple[str, bool]:
+    def _render_with_system(self, messages: list[dict], kwargs: dict, cancel=None) -> tuple[str, bool]:
         system = messages[0] if messages and messages[0].get("role") == "system" else None
         try:
-            prompt = self._render(messages, kwargs)
+            prompt = self._render(messages, kwargs, cancel)
+        except TemplateOverrun:
+            raise  # not the system role's fault: rendering again would only spend the budget twice
         except ChatTemplateError:
             if system is None:
                 raise
             prompt = None
         if system is None or (prompt is not None and str(system["content"]).strip() in prompt):
             return prompt, False
-        return self._render(fold_system(messages), kwargs), True
+        return self._render(fold_system(messages), kwargs, cancel), True
 
 
 def template_reasoning(source: str, thinking: bool | None) -> Reasoning:

@@ -27,6 +27,7 @@ from engine.backends.llama_sampling import MIN_P, TOP_K, TOP_P, TokenPieces, sam
 from engine.backends.registry import register_backend
 from engine.backends.speculation import chosen, llama_cpp_arguments
 from engine.backends.stops import StopScanner
+from engine.backends.template_check import choose_template
 from engine.errors import BackendUnavailable, Cancelled, ContextTooLong, ModelLoadError, ModelNotFound
 from engine.models.gguf_info import read_gguf
 from engine.models.threads import plan_threads
@@ -139,17 +140,18 @@ class LlamaCppBackend:
             raise ModelLoadError(f"unknown KV-cache type {kv_cache!r}: use one of {', '.join(KV_TYPES)}")
         installed = load_native_library()  # before anything else in this process imports numpy (see there)
         self.info = read_gguf(self.path)  # validates the file and gives the training context, cheaply
-        if not self.info.chat_template:
-            raise ModelLoadError(
-                f"{self.path.name} has no chat template in its GGUF metadata: use a chat/instruct model "
-                "or a GGUF converted with its template"
-            )
+        try:  # the GGUF's own template if it works, else its family's (engine/backends/template_check.py)
+            self.template = choose_template(self.info.chat_template, self.info.architecture, self.path.name)
+        except ChatTemplateError as exc:
+            raise ModelLoadError(str(exc)) from exc
+        if self.template.warning:
+            log.warning(self.template.warning)
         self._context = _context_for(self.path, self.info.context_length, context)
         self.threads = plan_threads(threads, threads_batch)
         # Thinking models: the [llm] setting where a request leaves it to the model (None), and a
         # cap on the tokens of each <think> block, forced closed when spent (None: no cap).
         self.thinking, self.thinking_budget = thinking, thinking_budget
-        self._reasoning = template_reasoning(self.info.chat_template, thinking)
+        self._reasoning = template_reasoning(self.template.source, thinking)
         self.settings = {
             "n_gpu_layers": gpu_layers,
             "n_threads": self.threads.threads,
@@ -206,7 +208,7 @@ class LlamaCppBackend:
 
         try:  # the GGUF's own template, as the model ships it (engine/backends/chat_template.py)
             self._template = ChatTemplate(
-                self.info.chat_template,
+                self.template.source,
                 bos_token=token_text(vocab.token_bos()),
                 eos_token=token_text(vocab.token_eos()),
             )
@@ -235,14 +237,13 @@ class LlamaCppBackend:
     def capabilities(self) -> Capabilities:
         """One request at a time, the GGUF's own template rendered here, the thinking budget forced
         in the generation itself (ThinkingBudget); no log-probabilities are offered."""
-        reasoning = self._reasoning
         return Capabilities(
             parallel_slots=1,
-            reasoning=reasoning,
-            thinks={Reasoning.OPENED: True, Reasoning.NONE: False}.get(reasoning),
+            reasoning=self._reasoning,
+            thinks={Reasoning.OPENED: True, Reasoning.NONE: False}.get(self._reasoning),
             thinking_budget=self.thinking_budget,
             keeps_thinking_budget=True,
-            chat_template=self.info.chat_template,
+            chat_template=self.template.source,
             gpu_offload=self._gpu_offload,
             model_file=self.path,
             installed_llama_cpp=True,
@@ -296,7 +297,7 @@ class LlamaCppBackend:
         try:
             llm = self._load()
             thinking = request.thinking if request.thinking is not None else self.thinking
-            rendered = self._template.render(request.messages, thinking=thinking)
+            rendered = self._template.render(request.messages, thinking=thinking, cancel=request.cancel)
             tokens = self._prompt_tokens(llm, rendered.prompt)
             stats.prompt_tokens = len(tokens)
             if len(tokens) + request.max_tokens > self._context:

