@@ -293,15 +293,19 @@ class ModelsDialog(QDialog):
         """A GGUF file of the user's own: its header read (on a worker), its verdict shown, then used."""
 
         def work(_ctx):
-            from engine.models.catalog import judge, read_local, this_machine
+            from app.desk.model_download import check_chosen_model
+            from engine.models.catalog import judge, this_machine
 
-            return judge(read_local(path), this_machine())
+            facts, warning = check_chosen_model(path)  # a broken chat template: refused, or its family's
+            return judge(facts, this_machine()), warning
 
-        def done(verdict) -> None:
+        def done(result) -> None:
+            verdict, warning = result
             self.use(path)
-            self.progress_label.setText(
-                self.tr("DocDesk now uses %1: %2").replace("%1", path.name).replace("%2", self.verdict_words(verdict))
-            )
+            text = self.tr("DocDesk now uses %1: %2").replace("%1", path.name).replace("%2", self.verdict_words(verdict))
+            if warning:
+                text += "\n" + self.tr("Warning: %1").replace("%1", warning)
+            self.progress_label.setText(text)
 
         failed = lambda exc: self.progress_label.setText(self.tr("Not used: %1").replace("%1", describe(exc)))  # noqa: E731
         return Op(self.workers, "store", "model-file", work).success(done).failure(failed).run()

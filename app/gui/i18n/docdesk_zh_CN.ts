@@ -876,12 +876,17 @@
         <translation>选择 GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="303" />
+        <location filename="../models_dialog.py" line="305" />
         <source>DocDesk now uses %1: %2</source>
         <translation>DocDesk 现在使用 %1：%2</translation>
     </message>
     <message>
-        <location filename="../models_dialog.py" line="306" />
+        <location filename="../models_dialog.py" line="307" />
+        <source>Warning: %1</source>
+        <translation>注意：%1</translation>
+    </message>
+    <message>
+        <location filename="../models_dialog.py" line="310" />
         <source>Not used: %1</source>
         <translation>未使用：%1</translation>
     </message>

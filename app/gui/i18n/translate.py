@@ -244,6 +244,7 @@ ZH = {
     "Download failed: %1": "下载失败：%1",
     "DocDesk now uses %1.": "DocDesk 现在使用 %1。",
     "DocDesk now uses %1: %2": "DocDesk 现在使用 %1：%2",
+    "Warning: %1": "注意：%1",
     "Not used: %1": "未使用：%1",
     "Models…": "模型…",
     "Get a model that fits this computer, or use a GGUF file you have": "获取适合这台电脑的模型，或使用你已有的 GGUF 文件",
