@@ -31,5 +31,9 @@ class LibraryError(IngestError):
     """The library folder cannot be opened or is in an unexpected state."""
 
 
+class EmbedderLeftBehind(LibraryError):
+    """The library was converted away from this DocDesk's embedding model (ingest/store/embedder_owner.py)."""
+
+
 class EmbeddingModelError(IngestError):
     """The embedding model cannot be found or loaded."""

@@ -23,6 +23,7 @@ from ingest.filehash import file_digest
 from ingest.language import guess_language
 from ingest.reader_process import Finished, Pages, ReaderProcess, Reading, read_stream
 from ingest.records import ReadResult
+from ingest.store.embedder_owner import claim, left_behind, refuse_if_left_behind
 from ingest.store.library import FileRecord, IndexedDocument, Library
 from ingest.store.vectors import VectorIndex
 
@@ -104,6 +105,7 @@ class Ingestor:
 
     # -- public -----------------------------------------------------------------
     def add(self, paths: Iterable[Path], password: str | None = None) -> AddReport:
+        refuse_if_left_behind(self.library, self.embedder.name)
         report = AddReport()
         files, missing = expand_paths(paths)
         report.failed.extend(missing)
@@ -126,6 +128,7 @@ class Ingestor:
         removed unless `confirm_removals` (an empty mount point is still a directory). Paths that
         are gone are forgotten after the new files are planned, so a file renamed or moved within
         the folders keeps its document: its new path is linked, nothing is read or embedded again."""
+        refuse_if_left_behind(self.library, self.embedder.name)
         report = AddReport()
         roots = []
         gone_all: list[FileRecord] = []
@@ -191,12 +194,18 @@ class Ingestor:
         ]
 
     def reembed_stale(self) -> int:
-        """Re-chunk and re-embed documents made with another embedding model; returns how many."""
+        """Re-chunk and re-embed documents made with another embedding model; returns how many.
+        Nothing when the library was converted away from this embedder (embedder_owner.py); else
+        the library becomes this embedder's before the first document is converted."""
+        if left_behind(self.library, self.embedder.name):
+            return 0
         stale = [
             d
             for d in self.library.documents(with_counts=False)
             if d.status == "indexed" and d.embed_model != self.embedder.name
         ]
+        if stale:
+            claim(self.library, self.embedder)
         for number, doc in enumerate(stale):
             if self.cancel.is_set():
                 break
@@ -220,11 +229,7 @@ class Ingestor:
 
     # -- steps ------------------------------------------------------------------
     def _record_model(self) -> None:
-        if self.library.meta("embedding_model") != self.embedder.name:
-            self.library.set_meta("embedding_model", self.embedder.name)
-            self.library.set_meta("embedding_max_tokens", str(self.embedder.max_tokens))
-            if self.library.meta("embedding_dim") is not None:  # another model's size before
-                self.library.set_meta("embedding_dim", str(self.embedder.dim))
+        claim(self.library, self.embedder)
 
     def _link_twins(self, twins: list[FileRecord]) -> None:
         """Paths holding the same bytes as another file of this add: each is one of its document's

@@ -19,6 +19,8 @@ and time left, and cancels by ending the child, which keeps the partial file for
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
@@ -256,13 +258,43 @@ def _remote(repo: str, filename: str, revision: str = "main") -> tuple[int, str]
 
 def fetch(repo: str, filename: str, target: Path, expected_sha256: str = "", revision: str = "main") -> Path:
     """The child's work (HF_HUB_OFFLINE=0 in its environment)."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import build_hf_headers
 
     size, sha256 = _remote(repo, filename, revision)
     if expected_sha256 and expected_sha256 != sha256:
         raise HashMismatch(f"the catalog's sha256 for {filename} is not the Hub's ({sha256}): refusing it")
+    with _download_lock(target):  # two downloads of one model: the second waits, then finds it done
+        if target.is_file() and target.stat().st_size == size and _sha256(target, size) == sha256:
+            return target
+        return _fetch_locked(repo, filename, target, revision, size, sha256)
+
+
+@contextlib.contextmanager
+def _download_lock(target: Path):
+    """An exclusive lock on the folder `target` downloads into (one model's folder), held by one
+    process at a time: flock on the folder itself, so no lock file is left beside the model
+    (where there is no fcntl, as on Windows, downloads are not locked)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    folder = os.open(target.parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _emit("waiting", message=f"another DocDesk is downloading {target.name}: waiting for it")
+            fcntl.flock(folder, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(folder)  # closing releases the lock
+
+
+def _fetch_locked(repo: str, filename: str, target: Path, revision: str, size: int, sha256: str) -> Path:
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
     partial = partial_path(target)
     have = partial.stat().st_size if partial.exists() else 0
     if have > size:
@@ -290,6 +322,15 @@ def fetch(repo: str, filename: str, target: Path, expected_sha256: str = "", rev
     return target
 
 
+def _out_of_space(exc: BaseException | None) -> bool:
+    """Whether `exc`, or what caused it, is a full disk or quota."""
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 CHILD_FLAG = "--docdesk-model-download"  # packaging/docdesk_main.py: this process is a download child
 
 
@@ -311,7 +352,11 @@ def _child(argv: list[str]) -> int:
     except HashMismatch as exc:
         _emit("error", kind="hash", message=str(exc))
         return 4
-    except Exception as exc:  # the Hub's errors (not found, gated, offline) reach the parent as words
+    except Exception as exc:
+        if _out_of_space(exc):  # the disk filled while writing: the exit-code table's 3, not a Hub error
+            _emit("error", kind="disk", message=f"the disk holding {Path(target).parent} is full: {exc}")
+            return 3
+        # the Hub's errors (not found, gated, offline) reach the parent as words
         _emit("error", kind="hub", message=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return 5
     _emit("done", path=str(path), size=path.stat().st_size)

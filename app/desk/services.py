@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
@@ -18,8 +19,9 @@ from ingest.embedding import Embedder, make_embedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.records import Page, PageOcr
+from ingest.store.embedder_owner import left_behind
 from ingest.store.library import DocumentRow, Library, ref_path
-from ingest.store.open_errors import LibraryDamaged, damage, storage_errors
+from ingest.store.open_errors import LibraryDamaged, LibraryFull, LibraryReadOnly, damage, storage_error, storage_errors
 from ingest.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -50,23 +52,51 @@ class DocDesk:
         self._embedder_lock = threading.Lock()
         self._one_model_at: tuple[int, int] | None = None  # library.version() when last checked
         self._one_model_lock = threading.Lock()
+        self._reembed_stopped_by: str | None = None  # a full disk stopped re-embedding: not tried again here
 
     def _one_embedding_model(self, on_progress=None, cancel: threading.Event | None = None) -> int:
         """Re-embed what another model embedded, so vectors of two models are never searched
         together; the documents are scanned again only after the library changed. One thread at a
         time: a question asked while the window re-embeds waits for it. Returns how many."""
         with self._one_model_lock:
-            if self._one_model_at == self.library.version():
+            if self._one_model_at == self.library.version() or self._reembed_stopped_by is not None:
                 return 0
             if self.library.read_only:  # re-embedding writes: a read-only library is searched as it is
                 if self.library.meta("embedding_model") not in (None, self.embedder.name):
                     log.warning("read-only library embedded with another model: only keyword search finds its passages")
                 self._one_model_at = self.library.version()
                 return 0
-            count = self.ingestor(on_progress, cancel).reembed_stale()
+            behind = left_behind(self.library, self.embedder.name)
+            if behind:  # another DocDesk converted the library: searched as it is, never converted back
+                log.warning(behind)
+                self._one_model_at = self.library.version()
+                return 0
+            try:
+                count = self.ingestor(on_progress, cancel).reembed_stale()
+            except (sqlite3.DatabaseError, OSError) as exc:
+                self._reembed_stopped(exc)
+                return 0
             if not (cancel and cancel.is_set()):
                 self._one_model_at = self.library.version()
             return count
+
+    def _reembed_stopped(self, exc: BaseException) -> None:
+        """Re-embedding failed on a full disk or a read-only library: what is embedded is searched
+        (keywords find the rest), the rest waits until DocDesk opens the library again."""
+        known = storage_error(exc, self.settings.library, self.library.conn)
+        if not isinstance(known, LibraryFull | LibraryReadOnly):
+            raise exc
+        name = self.embedder.name
+        left = sum(
+            1 for d in self.library.documents(with_counts=False) if d.status == "indexed" and d.embed_model != name
+        )
+        log.warning(
+            "re-embedding stopped (%s); %d documents are still embedded with the earlier model: search finds "
+            "them by keywords only until there is room and DocDesk opens the library again",
+            known,
+            left,
+        )
+        self._reembed_stopped_by = str(known)
 
     def reembed(self, on_progress=None, cancel: threading.Event | None = None) -> int:
         """Re-embed now, with progress, what another model embedded (a library made before the
@@ -102,9 +132,7 @@ class DocDesk:
     def ingestor(
         self, on_progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None
     ) -> Ingestor:
-        return Ingestor(
-            self.library, self.embedder, on_progress, cancel, vectors=self.vectors, ocr=self.settings.ocr
-        )
+        return Ingestor(self.library, self.embedder, on_progress, cancel, vectors=self.vectors, ocr=self.settings.ocr)
 
     def add(self, paths: Iterable[Path], password: str | None = None, on_progress=None, cancel=None) -> AddReport:
         return self.ingestor(on_progress, cancel).add(paths, password)

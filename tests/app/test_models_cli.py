@@ -85,6 +85,21 @@ def test_a_download_is_checked_against_the_lfs_sha256_and_then_used(hub, env, tm
     assert next(x for x in listed.splitlines() if " qwen3-4b " in x).startswith("*")
 
 
+def test_two_downloads_of_one_model_at_once_share_one_lock_and_both_succeed(hub, env, tmp_path):
+    hub.bytes_per_second = 20 << 20  # ~5 s each: the second starts while the first is writing
+    command = [sys.executable, "-m", "app.cli.main", "models", "download", "qwen3-4b", "--no-use"]
+    both = [
+        subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = [child.communicate(timeout=120) for child in both]
+    assert [child.returncode for child in both] == [0, 0], [err[-400:] for _, err in results]
+    path = tmp_path / "models" / "Qwen--Qwen3-4B-GGUF" / "Qwen3-4B-Q4_K_M.gguf"
+    assert sha256_of(path) == sha256_of(GGUF) and not path.with_name(path.name + ".incomplete").exists()
+    served = sum(r.sent for r in hub.log if r.method == "GET" and r.path.endswith(".gguf"))
+    assert served < 1.5 * SIZE  # one of them downloaded it; the other found it done
+
+
 def test_use_a_gguf_file_i_have_reads_its_header_and_refuses_what_is_not_gguf(env, tmp_path):
     used = docdesk(env, "models", "use", str(GGUF), "--json")
     assert used.returncode == 0, used.stderr
