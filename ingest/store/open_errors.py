@@ -191,7 +191,9 @@ def read_only_connection(db: Path) -> sqlite3.Connection:
 
 
 def _open(uri: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(  # no statement cache: shared by threads (ingest/store/schema.py, connect)
+        uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False, cached_statements=0
+    )
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opening is lazy: make it happen
     except BaseException:

@@ -172,8 +172,18 @@ CREATE INDEX IF NOT EXISTS messages_chat ON messages(chat_id, id);
 """
 
 
+# The library's one connection is shared by the window's, serve's and MCP's threads. From Python
+# 3.12 on, two threads running the same SQL on one connection share its cached prepared statement,
+# and reads fail with "bad parameter or other API misuse" or rows of None (seen on the GPU machine
+# at 8 concurrent answers; tests/ingest/test_concurrent_reads.py). Without the statement cache each
+# execute prepares its own (microseconds against a question's milliseconds).
+NO_SHARED_STATEMENTS = 0
+
+
 def connect(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        path, timeout=30.0, isolation_level=None, check_same_thread=False, cached_statements=NO_SHARED_STATEMENTS
+    )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a power cut loses at most the last commits
