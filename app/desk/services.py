@@ -73,7 +73,7 @@ class DocDesk:
                 return 0
             try:
                 count = self.ingestor(on_progress, cancel).reembed_stale()
-            except (sqlite3.DatabaseError, OSError) as exc:
+            except (sqlite3.DatabaseError, OSError, LibraryFull, LibraryReadOnly) as exc:
                 self._reembed_stopped(exc)
                 return 0
             if not (cancel and cancel.is_set()):
@@ -83,7 +83,7 @@ class DocDesk:
     def _reembed_stopped(self, exc: BaseException) -> None:
         """Re-embedding failed on a full disk or a read-only library: what is embedded is searched
         (keywords find the rest), the rest waits until DocDesk opens the library again."""
-        known = storage_error(exc, self.settings.library, self.library.conn)
+        known = exc if isinstance(exc, LibraryError) else storage_error(exc, self.settings.library, self.library.conn)
         if not isinstance(known, LibraryFull | LibraryReadOnly):
             raise exc
         name = self.embedder.name

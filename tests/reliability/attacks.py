@@ -17,6 +17,8 @@ They live in four modules by what they attack; importing them registers them, in
 - attacks_declared (issue 32, ingest side): small files that declare huge work (image sizes and
   frames, endless sheets, ODS repeats, EPUB spine repeats, CSV fields and columns), tall images,
   odd image sizes and sample formats, the reader process killed or interrupted, renames
+- attacks_models (issue 39): chat templates that loop or explode, GGUF headers built to break the
+  reader, a re-embed on a full disk, a second DocDesk with the embedding model the library left
 - attacks_service (issue 32): ids and paths that are not ids through the CLI, `serve` and MCP, a
   50 MB JSON-RPC line, 1,100 half-open connections under a 1,024 open-file limit, `Origin: null`
 
@@ -33,6 +35,7 @@ from tests.reliability import (
     attacks_declared,
     attacks_disk,
     attacks_files,
+    attacks_models,
     attacks_service,
     attacks_text,
 )
@@ -45,6 +48,7 @@ MODULES = (
     attacks_files,
     attacks_text,
     attacks_declared,
+    attacks_models,
     attacks_service,
 )
 COVERED_ELSEWHERE = {
