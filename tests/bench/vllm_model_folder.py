@@ -57,7 +57,7 @@ QUANTIZATION = {
         "true_sequential": True,
         # vLLM 0.26 finds the quantized layers here or, without it, in the checkpoint's safetensors
         # metadata; a folder without weights has none, and every layer then loads unquantized
-        # (61 GiB for this shape on an H100: tests/bench/results/gpu-h100-vllm-gptq.json)
+        # (61 GiB for this shape on an H100: tests/bench/results/gpu-h100-vllm-gptq-as-fp16.json)
         "modules_in_block_to_quantize": [
             ["self_attn.k_proj", "self_attn.v_proj", "self_attn.q_proj"],
             ["self_attn.o_proj"],
