@@ -19,6 +19,7 @@ import pytest
 
 from engine.backends.llama_cpp import bundled_model_path
 from engine.models.catalog import find, load_catalog
+from tests.app.test_exit_codes import tmpfs  # noqa: F401  (a fixture: a real tmpfs)
 from tests.hub_server import FakeHub, sha256_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +99,29 @@ def test_two_downloads_of_one_model_at_once_share_one_lock_and_both_succeed(hub,
     assert sha256_of(path) == sha256_of(GGUF) and not path.with_name(path.name + ".incomplete").exists()
     served = sum(r.sent for r in hub.log if r.method == "GET" and r.path.endswith(".gguf"))
     assert served < 1.5 * SIZE  # one of them downloaded it; the other found it done
+
+
+def test_a_disk_that_fills_during_a_download_exits_3_and_keeps_the_part(hub, env, tmpfs):  # noqa: F811
+    from app.desk.model_download import DISK_MARGIN
+    from tests.app.test_exit_codes import fill
+
+    models = tmpfs("models", f"{(SIZE + DISK_MARGIN) // (1 << 20) + 16}m")  # room when it starts
+    env = {**env, "DOCDESK_MODELS": str(models)}
+    hub.bytes_per_second = 10 << 20  # ~10 s: the disk fills while it writes
+    child = subprocess.Popen(
+        [sys.executable, "-m", "app.cli.main", "models", "download", "qwen3-4b", "--no-use"],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    partial = models / "Qwen--Qwen3-4B-GGUF" / "Qwen3-4B-Q4_K_M.gguf.incomplete"
+    deadline = time.monotonic() + 60
+    while not (partial.exists() and partial.stat().st_size > 4 << 20):
+        assert time.monotonic() < deadline and child.poll() is None, "the download never got going"
+        time.sleep(0.1)
+    fill(models, leave=0)  # another program takes the rest of the disk
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 3, err[-500:]  # the exit-code table: the disk is full
+    assert "is full" in err and "Traceback" not in err
+    assert partial.exists()  # the part downloaded is kept for when there is room
 
 
 def test_use_a_gguf_file_i_have_reads_its_header_and_refuses_what_is_not_gguf(env, tmp_path):
