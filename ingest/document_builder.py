@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from ingest.chunking import Chunker
-from ingest.embedding import Embedder
+from ingest.embedding import Embedder, encode_distinct
 from ingest.records import Passage
 
 EMBED_CHUNK = 32  # passages per encode call while a document streams in
@@ -23,6 +23,7 @@ class DocumentBuilder:
         self._clock = clock
         self._pending: list[Passage] = []
         self._vectors: list = []
+        self._known: dict = {}  # text -> vector: a passage repeated in the document is embedded once
         self.passages = 0
 
     def add(self, pages) -> None:
@@ -55,6 +56,6 @@ class DocumentBuilder:
     def _encode(self, most: int) -> None:
         batch, self._pending = self._pending[:most], self._pending[most:]
         started = time.perf_counter()
-        self._vectors.append(self.embedder.encode([p.text for p in batch]))
+        self._vectors.append(encode_distinct(self.embedder, [p.text for p in batch], self._known))
         self._clock("embed", started)
         self.passages += len(batch)

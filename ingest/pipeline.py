@@ -18,7 +18,7 @@ from pathlib import Path
 from ingest.chunking import Chunker
 from ingest.discover import expand_paths, mass_removal, present
 from ingest.document_builder import DocumentBuilder
-from ingest.embedding import Embedder
+from ingest.embedding import Embedder, encode_distinct
 from ingest.filehash import file_digest
 from ingest.language import guess_language
 from ingest.reader_process import Finished, Pages, ReaderProcess, Reading, read_stream
@@ -212,7 +212,7 @@ class Ingestor:
             self.on_progress(Progress("reembedding", number, len(stale), doc.path))
             pages = self.library.pages(doc.id)
             chunks = self.chunker.chunk(pages)
-            vectors = self.embedder.encode([p.text for p in chunks.passages])
+            vectors = encode_distinct(self.embedder, [p.text for p in chunks.passages])
             self.library.replace_content(doc.id, pages, chunks, vectors, self.embedder.name)
         if stale:
             self.on_progress(Progress("reembedding", len(stale), len(stale)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.app.test_exit_codes import fill
 from tests.engine.test_gguf_hostile import ARR, F32, F64, STR, U32, gguf, kv, model, nested, s, tensor
-from tests.reliability.harness import NOTES, Lab, attack, expect, integrity
+from tests.reliability.harness import NOTES, Lab, attack, documents, expect, integrity
 
 LOOP = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
 
@@ -166,3 +166,43 @@ def embedder_ping_pong(lab: Lab) -> str:
         f"converted to the stand-in; the old-model search exit 0 in {time.perf_counter() - started:.1f} s, "
         f"nothing converted back; its add exit 2"
     )
+
+
+def _header_ods(path: Path, header_chars: int, repeats: int = 1_000_000_000) -> Path:
+    """An ODS of another shape than the suite's: a header row of 1,024 long cells, then one data
+    row of 1,024 one-letter cells repeated `repeats` times (~500 bytes)."""
+    from tests.reliability.inputs_declared import _ODS_NS, _zip
+
+    header = (
+        '<table:table-row><table:table-cell table:number-columns-repeated="1024">'
+        f"<text:p>{'H' * header_chars}</text:p></table:table-cell></table:table-row>"
+    )
+    data = (
+        f'<table:table-row table:number-rows-repeated="{repeats}">'
+        '<table:table-cell table:number-columns-repeated="1024"><text:p>x</text:p></table:table-cell>'
+        "</table:table-row>"
+    )
+    content = (
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODS_NS}><office:body>'
+        f'<office:spreadsheet><table:table table:name="S">{header}{data}</table:table></office:spreadsheet>'
+        "</office:body></office:document-content>"
+    )
+    return _zip(path, {"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": content})
+
+
+@attack(
+    "39: ODS of another shape, a row repeated 10⁹ times under long headers, with the real embedder",
+    "indexed in bounded time with the text cut at its budget (a warning): each distinct passage "
+    "embedded once, so 2,000 repeated passages cost a handful of encodings; the library intact",
+)
+def ods_other_shape(lab: Lab) -> str:
+    from tests.reliability.attacks_declared import _said, _with_canary
+
+    files = [_header_ods(lab.work / f"headers-{n}.ods", n) for n in (10, 1000)]
+    added, failed, library = _with_canary(lab, *files, limit_s=600, standin=False)  # the default model
+    for path in files:
+        expect(path.name in added, f"{path.name}: {failed.get(path.name)}")
+        expect("text cut at 2,000,000 characters" in _said(added, failed, path.name), f"{path.name}: no cut warning")
+    expect(lab.seconds < 180, f"add took {lab.seconds:.0f} s")
+    passages = {Path(d["path"]).name: d["passages"] for d in documents(lab, library)}
+    return f"2 files of ~{files[0].stat().st_size} B indexed in {lab.seconds:.0f} s with the default model; passages {passages}"
