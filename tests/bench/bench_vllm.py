@@ -324,6 +324,18 @@ def start_backend(args, logs: Path):
     return create_backend(settings, log_dir=logs)
 
 
+def save_partial(out: Path, report: dict, log: Path) -> None:
+    """The report so far, marked partial, with the server log's last lines (what a cut-short run
+    needs to be understood), written where the whole report will go."""
+    try:
+        tail = log.read_text(errors="replace").splitlines()[-40:]
+    except OSError:
+        tail = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = {**report, "partial": "written after each row; the run had not finished", "server_log_tail": tail}
+    out.write_text(json.dumps(partial, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, required=True, help="a model folder (config.json, tokenizer)")
@@ -398,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                 row["docdesk_backend"]["vllm_counters"] = delta(before, counters(url))
                 print(json.dumps(row), flush=True)
                 runs.append(row)
+                report["runs"] = runs
+                save_partial(args.out, report, backend.log_path)  # a lease that ends mid-run still leaves these
         report["runs"] = runs
         if args.book_library:
             before = counters(url)
