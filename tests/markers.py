@@ -59,9 +59,7 @@ EXPLICIT: dict[str, tuple[str, ...]] = {
     "tests/ingest/test_reader_contracts.py::test_reader_modules_are_imported_only_when_a_file_of_their": (
         "subprocess",
     ),
-    "tests/ingest/test_text_stream.py::test_a_large_text_file_is_read_in_a_small_multiple_of_its_size": (
-        "subprocess",
-    ),
+    "tests/ingest/test_text_stream.py::test_a_large_text_file_is_read_in_a_small_multiple_of_its_size": ("subprocess",),
     "tests/reliability/test_reliability.py": ("subprocess",),  # each attack runs the real CLI
     "tests/test_corpus_data.py::test_the_script_makes_exactly_the_committed_files": ("subprocess",),
     "tests/test_packaging.py": ("subprocess",),  # pip builds the wheel
@@ -73,6 +71,20 @@ EXPLICIT: dict[str, tuple[str, ...]] = {
     "tests/app/test_crash_report.py": ("subprocess",),
     "tests/app/test_answer_modes_llama_server.py": ("subprocess",),
     "tests/ingest/test_crash.py": ("subprocess",),
+    "tests/ingest/test_concurrent_reads.py": ("subprocess",),  # the check under each Python found
+    "tests/ingest/test_encode_distinct.py::test_a_repeated_ods_row_is_embedded_once_per_distinct_passage": (
+        "subprocess",  # the reader child
+    ),
+    "tests/app/test_embedder_owner.py": ("subprocess",),  # adds: the reader child
+    "tests/engine/test_template_limits.py::test_a_model_with_a_broken_template_loads_and_answers_with_its_familys": (
+        "models",
+    ),
+    "tests/engine/test_template_limits.py::test_models_use_warns_about_a_broken_template_and_refuses_one_it_cannot_replace": (
+        "subprocess",
+    ),
+    "tests/engine/test_gguf_hostile.py::test_ctrl_c_ends_docdesk_models_at_once_while_the_hub_trickles": (
+        "subprocess",
+    ),
     "tests/ingest/test_sync_guard.py": ("subprocess",),
     "tests/engine/test_servers.py": ("subprocess",),
     "tests/engine/test_llama_server.py": ("subprocess",),

@@ -44,6 +44,9 @@ class SettingsController(QObject):
         return dialog
 
     def apply(self, settings) -> None:
+        warning = self._check_model(settings)
+        if warning is False:
+            return  # refused: nothing saved, the message says why
         path = save_settings(settings)
         llm_changed = settings.llm != self.desk.settings.llm
         # The language is read when the window starts, the library folder when the façade opens it.
@@ -54,13 +57,36 @@ class SettingsController(QObject):
         self.desk.settings.answers = settings.answers
         self.desk.settings.ui_language = settings.ui_language
         self.desk.settings.serve = settings.serve
-        self.status.showMessage(self.tr("Settings saved to %1").replace("%1", str(path)), 6000)
+        saved = self.tr("Settings saved to %1").replace("%1", str(path))
+        if warning:
+            saved += " · " + self.tr("Warning: %1").replace("%1", warning)
+        self.status.showMessage(saved, 6000 if not warning else 20000)
         if llm_changed:
             self.engine.reload()
         if self.serve is not None:  # a new model may run more answers at once: the queue follows it
             self.serve.apply(settings.serve, restart=llm_changed)
         if needs_restart:
             self.offer_restart()
+
+    def _check_model(self, settings) -> str | None | bool:
+        """A GGUF file newly chosen here, checked as `docdesk models use` checks it: its header and
+        its chat template (app/desk/model_download.py). The warning where its family's template
+        stands in; False where it is refused (said in a message box; nothing is saved)."""
+        model = settings.llm.model
+        if not model or model == self.desk.settings.llm.model or not str(model).lower().endswith(".gguf"):
+            return None
+        from app.desk.model_download import check_chosen_model
+        from engine.errors import EngineError
+
+        try:
+            return check_chosen_model(Path(model))[1]  # a header and a 2 s-bounded render: quick enough here
+        except EngineError as exc:
+            box = QMessageBox(
+                QMessageBox.Warning, self.tr("Model not used"), describe(exc), QMessageBox.Ok, self.window
+            )
+            box.open()
+            self.refused_box = box
+            return False
 
     def offer_restart(self) -> QMessageBox:
         """Ask whether to restart now; the answer comes back to `_restart_answered`."""

@@ -148,3 +148,36 @@ def test_models_use_warns_about_a_broken_template_and_refuses_one_it_cannot_repl
     assert "Traceback" not in refused.stderr
     saved = tomllib.loads((tmp_path / "config.toml").read_text())
     assert saved["llm"]["model"] == str(broken_template_gguf.resolve())  # the refused one was not saved
+
+
+def test_settings_refuse_a_model_whose_template_cannot_be_replaced_and_warn_of_a_stand_in(
+    qtbot, tmp_path, monkeypatch, broken_template_gguf
+):
+    """The Settings dialog's model, checked on Save as `models use` checks it (a real window)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.desk.services import DocDesk
+    from app.desk.settings import Settings, load_settings
+    from app.gui.main_window import MainWindow
+    from engine.backends.llama_cpp import bundled_model_path
+    from tests.bench.synthetic_gguf import SHAPES, write
+
+    monkeypatch.setenv("DOCDESK_CONFIG", str(tmp_path / "config.toml"))
+    window = MainWindow(DocDesk(Settings(library=tmp_path / "library")), warm_up=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.engine.reload = lambda: None  # this test is about the check, not about loading the model
+    changed = window.open_settings().collect()
+    changed.llm.backend = "llama_cpp"
+    changed.llm.model = str(
+        write(tmp_path / "hopeless.gguf", SHAPES["llama-tiny"], bundled_model_path(), chat_template="{% if %}")
+    )
+    window.settings.apply(changed)
+    box = window.settings.refused_box
+    assert isinstance(box, QMessageBox) and box.isVisible() and "knows no standard template" in box.text()
+    assert not (tmp_path / "config.toml").exists()  # nothing saved
+    box.close()
+    changed.llm.model = str(broken_template_gguf)
+    window.settings.apply(changed)
+    assert load_settings().llm.model == str(broken_template_gguf)
+    assert "standard chatml template" in window.statusBar().currentMessage()

@@ -930,47 +930,57 @@
 <context>
     <name>SettingsController</name>
     <message>
-        <location filename="../settings_controller.py" line="57" />
+        <location filename="../settings_controller.py" line="60" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="69" />
+        <location filename="../settings_controller.py" line="62" />
+        <source>Warning: %1</source>
+        <translation>注意：%1</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="85" />
+        <source>Model not used</source>
+        <translation>未使用该模型</translation>
+    </message>
+    <message>
+        <location filename="../settings_controller.py" line="95" />
         <source>Restart DocDesk?</source>
         <translation>重启 DocDesk？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="70" />
+        <location filename="../settings_controller.py" line="96" />
         <source>The new interface language or library folder is used from the next start. Restart DocDesk now?</source>
         <translation>新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="74" />
+        <location filename="../settings_controller.py" line="100" />
         <source>Restart now</source>
         <translation>立即重启</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="75" />
+        <location filename="../settings_controller.py" line="101" />
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="86" />
+        <location filename="../settings_controller.py" line="112" />
         <source>The change takes effect when DocDesk starts again</source>
         <translation>更改将在 DocDesk 下次启动时生效</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="89" />
+        <location filename="../settings_controller.py" line="115" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="95" />
+        <location filename="../settings_controller.py" line="121" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="102" />
+        <location filename="../settings_controller.py" line="128" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
