@@ -57,10 +57,13 @@ class SettingsController(QObject):
         self.desk.settings.answers = settings.answers
         self.desk.settings.ui_language = settings.ui_language
         self.desk.settings.serve = settings.serve
-        saved = self.tr("Settings saved to %1").replace("%1", str(path))
-        if warning:
-            saved += " · " + self.tr("Warning: %1").replace("%1", warning)
-        self.status.showMessage(saved, 6000 if not warning else 20000)
+        self.status.showMessage(self.tr("Settings saved to %1").replace("%1", str(path)), 6000)
+        if warning:  # too long for the status bar, and worth reading: the model runs with another template
+            box = QMessageBox(
+                QMessageBox.Information, self.tr("Chat template replaced"), warning, QMessageBox.Ok, self.window
+            )
+            box.open()
+            self.warning_box = box
         if llm_changed:
             self.engine.reload()
         if self.serve is not None:  # a new model may run more answers at once: the queue follows it

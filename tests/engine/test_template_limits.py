@@ -180,4 +180,5 @@ def test_settings_refuse_a_model_whose_template_cannot_be_replaced_and_warn_of_a
     changed.llm.model = str(broken_template_gguf)
     window.settings.apply(changed)
     assert load_settings().llm.model == str(broken_template_gguf)
-    assert "standard chatml template" in window.statusBar().currentMessage()
+    warned = window.settings.warning_box
+    assert warned.isVisible() and "standard chatml template" in warned.text()

@@ -935,52 +935,52 @@
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="62" />
-        <source>Warning: %1</source>
-        <translation>注意：%1</translation>
+        <location filename="../settings_controller.py" line="63" />
+        <source>Chat template replaced</source>
+        <translation>聊天模板已替换</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="85" />
+        <location filename="../settings_controller.py" line="88" />
         <source>Model not used</source>
         <translation>未使用该模型</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="95" />
+        <location filename="../settings_controller.py" line="98" />
         <source>Restart DocDesk?</source>
         <translation>重启 DocDesk？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="96" />
+        <location filename="../settings_controller.py" line="99" />
         <source>The new interface language or library folder is used from the next start. Restart DocDesk now?</source>
         <translation>新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="100" />
+        <location filename="../settings_controller.py" line="103" />
         <source>Restart now</source>
         <translation>立即重启</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="101" />
+        <location filename="../settings_controller.py" line="104" />
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="112" />
+        <location filename="../settings_controller.py" line="115" />
         <source>The change takes effect when DocDesk starts again</source>
         <translation>更改将在 DocDesk 下次启动时生效</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="115" />
+        <location filename="../settings_controller.py" line="118" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="121" />
+        <location filename="../settings_controller.py" line="124" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="128" />
+        <location filename="../settings_controller.py" line="131" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>

@@ -247,6 +247,7 @@ ZH = {
     "Warning: %1": "注意：%1",
     "Not used: %1": "未使用：%1",
     "Model not used": "未使用该模型",
+    "Chat template replaced": "聊天模板已替换",
     "Models…": "模型…",
     "Get a model that fits this computer, or use a GGUF file you have": "获取适合这台电脑的模型，或使用你已有的 GGUF 文件",
     "<a href=\"%1\">Get one that fits this computer</a>.": "<a href=\"%1\">获取一个适合这台电脑的模型</a>。",
