@@ -140,6 +140,13 @@ def _cmd_search(desk, args) -> int:
     return 0
 
 
+def _cmd_reembed(desk, args) -> int:
+    count = desk.reembed(progress_for(), deliberate=True)
+    name = desk.embedder.name
+    _emit(args, {"reembedded": count, "embedding_model": name}, f"{count} documents embedded again with {name}")
+    return 0
+
+
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -316,6 +323,7 @@ COMMANDS = {
     "remove": _cmd_remove,
     "sync": _cmd_sync,
     "search": _cmd_search,
+    "reembed": _cmd_reembed,
     "ask": _cmd_ask,
     "chats": _cmd_chats,
     "summarize": _cmd_summarize,

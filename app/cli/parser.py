@@ -51,6 +51,13 @@ def _add_library_commands(commands, common: argparse.ArgumentParser) -> None:
         help="set a damaged library database aside, keep its folders, files and chats, and index the files again",
     )
 
+    commands.add_parser(
+        "reembed",
+        parents=[common],
+        help="embed the library with the embedding model of these settings now, also back to one it was "
+        "converted away from (another DocDesk still set to the old model never converts it back by itself)",
+    )
+
     search = commands.add_parser("search", parents=[common], help="hybrid search over the library")
     search.add_argument("query", nargs="+")
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
@@ -62,7 +69,7 @@ def _add_serving_commands(commands, common: argparse.ArgumentParser, model: argp
     serve = commands.add_parser(
         "serve",
         parents=[common, model],
-        help="an OpenAI-compatible endpoint (model \"docdesk\") that answers from the library, with sources",
+        help='an OpenAI-compatible endpoint (model "docdesk") that answers from the library, with sources',
     )
     add_setting_flags(serve, "serve")  # --host, --port, --token, --queue
 

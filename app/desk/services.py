@@ -19,7 +19,7 @@ from ingest.embedding import Embedder, make_embedder
 from ingest.errors import LibraryError
 from ingest.pipeline import AddReport, Ingestor, Progress
 from ingest.records import Page, PageOcr
-from ingest.store.embedder_owner import left_behind
+from ingest.store.embedder_owner import left_behind, take_back
 from ingest.store.library import DocumentRow, Library, ref_path
 from ingest.store.open_errors import LibraryDamaged, LibraryFull, LibraryReadOnly, damage, storage_error, storage_errors
 from ingest.store.vectors import VectorIndex
@@ -98,10 +98,27 @@ class DocDesk:
         )
         self._reembed_stopped_by = str(known)
 
-    def reembed(self, on_progress=None, cancel: threading.Event | None = None) -> int:
+    def reembed(self, on_progress=None, cancel: threading.Event | None = None, deliberate: bool = False) -> int:
         """Re-embed now, with progress, what another model embedded (a library made before the
-        default embedder changed, or before the setting did): the window does it when it opens."""
+        default embedder changed, or before the setting did): the window does it when it opens.
+        `deliberate` (`docdesk reembed`): also back to a model the library was converted away from."""
+        if deliberate and not self.library.read_only:
+            take_back(self.library, self.embedder.name)
+            self._one_model_at = None
         return self._one_embedding_model(on_progress, cancel)
+
+    def embedding_model_chosen(self, settings) -> None:
+        """The user chose `settings`' embedding model in Settings: on purpose, so the library may be
+        converted back to it if it was converted away from it (ingest/store/embedder_owner.py)."""
+        if settings.embedding_model == self.settings.embedding_model or self.library.read_only:
+            return
+        chosen = make_embedder(
+            settings.embedding_model,
+            settings.embedding_batch_size,
+            settings.embedding_multilingual,
+            settings.embedding_precision,
+        )  # cheap: its name, no model loaded
+        take_back(self.library, chosen.name)
 
     @cached_property
     def library(self) -> Library:

@@ -47,6 +47,7 @@ class SettingsController(QObject):
         warning = self._check_model(settings)
         if warning is False:
             return  # refused: nothing saved, the message says why
+        self.desk.embedding_model_chosen(settings)  # chosen here: the library may go back to it
         path = save_settings(settings)
         llm_changed = settings.llm != self.desk.settings.llm
         # The language is read when the window starts, the library folder when the façade opens it.

@@ -7,7 +7,8 @@ never had, may embed into it (a new model is a deliberate change: the library is
 it, and the model it leaves goes on the list before the first document is converted, so a DocDesk
 still running with that model sees it at once). A DocDesk whose embedder is on the list is
 behind: it searches the library as it is (its dense index holds what is still embedded with its
-model; keywords find the rest), and neither converts it back nor adds to it.
+model; keywords find the rest), and neither converts it back nor adds to it. Going back to a
+model the library left is a deliberate act: `docdesk reembed`, or choosing it in Settings.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def left_behind(library, embedder_name: str) -> str | None:
         f"the library at {library.folder} was converted from the embedding model {embedder_name} to {own}; "
         f"this DocDesk's setting still names {embedder_name}, so it searches the library as it is "
         f"(keywords and the passages still embedded with {embedder_name}) and does not convert it back "
-        f"or add to it: set the embedding model to {own} (or remove the setting)"
+        f"or add to it: set the embedding model to {own} (or remove the setting), or run `docdesk reembed` "
+        f"to convert the library back to {embedder_name}"
     )
 
 
@@ -49,6 +51,14 @@ def refuse_if_left_behind(library, embedder_name: str) -> None:
     reason = left_behind(library, embedder_name)
     if reason:
         raise EmbedderLeftBehind(reason)
+
+
+def take_back(library, embedder_name: str) -> None:
+    """The user chose `embedder_name` again on purpose (`docdesk reembed`, the Settings dialog):
+    it is no longer a model the library left, so the library may be converted back to it."""
+    left = models_left(library)
+    if embedder_name in left:
+        library.set_meta(LEFT_KEY, json.dumps([m for m in left if m != embedder_name]))
 
 
 def claim(library, embedder) -> None:

@@ -104,3 +104,18 @@ def test_a_reembed_stopped_by_a_full_disk_leaves_a_library_that_searches(tmp_pat
     resumed = desk(library, "new-model")  # room again: the next opening finishes the conversion
     assert resumed.reembed() == 2 and counts(library) == {"new-model": 3}
     resumed.close()
+
+
+def test_choosing_a_model_the_library_left_on_purpose_takes_it_back(tmp_path, docs):
+    library = tmp_path / "library"
+    old = desk(library, "old-model")
+    old.add([docs])
+    old.close()
+    new = desk(library, "new-model")
+    new.reembed()
+    new.close()
+    again = desk(library, "old-model")
+    assert again.reembed() == 0 and counts(library) == {"new-model": len(NOTES)}  # not by itself
+    assert again.reembed(deliberate=True) == len(NOTES)  # `docdesk reembed`
+    assert counts(library) == {"old-model": len(NOTES)} and models_left(again.library) == ["new-model"]
+    again.close()

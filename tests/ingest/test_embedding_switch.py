@@ -69,7 +69,7 @@ def test_minilm_library_reembeds_with_progress_and_searches_during_and_after(tmp
     library.close()
 
 
-def test_cli_reembeds_an_old_library_with_progress_and_back_when_minilm_is_chosen(tmp_path):
+def test_cli_reembeds_an_old_library_with_progress_and_back_only_when_asked(tmp_path):
     home, minilm, default = tmp_path / "home", tmp_path / "minilm.toml", tmp_path / "default.toml"
     minilm.write_text(f'[embedding]\nmodel = "{BUNDLED_MODEL}"\n', encoding="utf-8")
     default.write_text("[embedding]\n", encoding="utf-8")
@@ -82,8 +82,14 @@ def test_cli_reembeds_an_old_library_with_progress_and_back_when_minilm_is_chose
     again = _cli(home, default, "search", "加密的 PDF 怎么添加？", "--json")
     assert "re-embedding" not in again.stderr and json.loads(again.stdout)
 
-    back = _cli(home, minilm, "search", "How do I add an encrypted PDF?", "--json")
-    assert "re-embedding for a new model: 3/3 documents" in back.stderr
+    # The MiniLM setting is now one the library left: a search with it never converts it back
+    # (a second DocDesk with an old config would otherwise undo the switch) ...
+    stale = _cli(home, minilm, "search", "How do I add an encrypted PDF?", "--json")
+    assert "re-embedding" not in stale.stderr and "does not convert it back" in stale.stderr
+    assert json.loads(stale.stdout)["results"]  # keywords still find the answer
+    # ... going back is deliberate: `docdesk reembed`.
+    back = _cli(home, minilm, "reembed")
+    assert "re-embedding for a new model: 3/3 documents" in back.stderr and "3 documents embedded again" in back.stdout
     library = Library(home)
     assert library.meta("embedding_model") == BUNDLED_MODEL
     library.close()
