@@ -98,7 +98,7 @@ def hostile_headers(lab: Lab) -> str:
         used.expect_clean(2)
         expect("damaged GGUF" in used.error or "not a model" in used.error, f"{label}: {used.error[:160]}")
         slowest = max(slowest, used.seconds)
-    expect(slowest < 2.0 + 3.0, f"slowest {slowest:.1f} s")  # the CLI's own start is most of it
+    expect(slowest < 2.0, f"slowest {slowest:.1f} s")
     expect(_config_model(lab) is None, "a refused model was saved")
     return f"{len(HEADERS)} headers refused with exit 2, the slowest run {slowest:.1f} s"
 
@@ -168,28 +168,6 @@ def embedder_ping_pong(lab: Lab) -> str:
     )
 
 
-def _header_ods(path: Path, header_chars: int, repeats: int = 1_000_000_000) -> Path:
-    """An ODS of another shape than the suite's: a header row of 1,024 long cells, then one data
-    row of 1,024 one-letter cells repeated `repeats` times (~500 bytes)."""
-    from tests.reliability.inputs_declared import _ODS_NS, _zip
-
-    header = (
-        '<table:table-row><table:table-cell table:number-columns-repeated="1024">'
-        f"<text:p>{'H' * header_chars}</text:p></table:table-cell></table:table-row>"
-    )
-    data = (
-        f'<table:table-row table:number-rows-repeated="{repeats}">'
-        '<table:table-cell table:number-columns-repeated="1024"><text:p>x</text:p></table:table-cell>'
-        "</table:table-row>"
-    )
-    content = (
-        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODS_NS}><office:body>'
-        f'<office:spreadsheet><table:table table:name="S">{header}{data}</table:table></office:spreadsheet>'
-        "</office:body></office:document-content>"
-    )
-    return _zip(path, {"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": content})
-
-
 @attack(
     "39: ODS of another shape, a row repeated 10⁹ times under long headers, with the real embedder",
     "indexed in bounded time with the text cut at its budget (a warning): each distinct passage "
@@ -197,8 +175,9 @@ def _header_ods(path: Path, header_chars: int, repeats: int = 1_000_000_000) -> 
 )
 def ods_other_shape(lab: Lab) -> str:
     from tests.reliability.attacks_declared import _said, _with_canary
+    from tests.reliability.inputs_declared import header_ods
 
-    files = [_header_ods(lab.work / f"headers-{n}.ods", n) for n in (10, 1000)]
+    files = [header_ods(lab.work / f"headers-{n}.ods", n) for n in (10, 1000)]
     added, failed, library = _with_canary(lab, *files, limit_s=600, standin=False)  # the default model
     for path in files:
         expect(path.name in added, f"{path.name}: {failed.get(path.name)}")

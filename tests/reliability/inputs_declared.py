@@ -194,9 +194,29 @@ def repeated_ods(path: Path, rows: int = 1, repeats: int = 1_000_000_000) -> Pat
         f'<table:table-cell table:number-columns-repeated="{repeats}"><text:p>boom</text:p></table:table-cell>'
         "</table:table-row>"
     )
+    return _ods(path, row * rows)
+
+
+def header_ods(path: Path, header_chars: int, repeats: int = 1_000_000_000) -> Path:
+    """An ODS of another shape: a header row of 1,024 cells of `header_chars` letters, then one
+    data row of 1,024 one-letter cells repeated `repeats` times (~500 bytes)."""
+    header = (
+        '<table:table-row><table:table-cell table:number-columns-repeated="1024">'
+        f"<text:p>{'H' * header_chars}</text:p></table:table-cell></table:table-row>"
+    )
+    data = (
+        f'<table:table-row table:number-rows-repeated="{repeats}">'
+        '<table:table-cell table:number-columns-repeated="1024"><text:p>x</text:p></table:table-cell>'
+        "</table:table-row>"
+    )
+    return _ods(path, header + data)
+
+
+def _ods(path: Path, rows_xml: str) -> Path:
+    """An ODS of one sheet holding `rows_xml`."""
     content = (
         f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODS_NS}><office:body>'
-        f'<office:spreadsheet><table:table table:name="S">{row * rows}</table:table></office:spreadsheet>'
+        f'<office:spreadsheet><table:table table:name="S">{rows_xml}</table:table></office:spreadsheet>'
         "</office:body></office:document-content>"
     )
     return _zip(path, {"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": content})
