@@ -47,15 +47,22 @@ sys.path.insert(0, str(ROOT))
 # vLLM's log lines worth keeping beside the figures: what it chose and what it holds
 LOG_FACTS = re.compile(
     r"quantiz|kernel|Model loading took|KV cache|attention backend|Using .*backend|CUDA graph|"
-    r"torch.compile|speculative|ngram|maximum concurrency|draft acceptance|accept",
+    r"torch.compile|speculative|ngram|maximum concurrency|draft acceptance|accept|"
+    r"offloaded|model buffer size|n_ctx_slot|n_slots|flash_attn|compute capability",
     re.IGNORECASE,
 )
 
 
 # -- vLLM's own counters ----------------------------------------------------------------------------------
 def counters(url: str) -> dict[str, float]:
-    """vLLM's cumulative counters that matter here (an empty dict where there is no /metrics)."""
+    """The server's cumulative counters that matter here, vLLM's or llama-server's under the same
+    names (an empty dict where there is no /metrics)."""
     wanted = {
+        "llamacpp:prompt_tokens_total": "prompt_tokens",
+        "llamacpp:tokens_predicted_total": "generation_tokens",
+        "llamacpp:prompt_tokens_cached_total": "prefix_cache_hits",  # prompt tokens served from a slot's cache
+        "llamacpp:spec_decode_num_draft_tokens_total": "draft_tokens",
+        "llamacpp:spec_decode_num_accepted_tokens_total": "accepted_tokens",
         "vllm:prefix_cache_queries_total": "prefix_cache_queries",
         "vllm:prefix_cache_hits_total": "prefix_cache_hits",
         "vllm:prompt_tokens_total": "prompt_tokens",
@@ -73,6 +80,20 @@ def counters(url: str) -> dict[str, float]:
         if name in wanted:
             found[wanted[name]] = found.get(wanted[name], 0.0) + float(line.rsplit(" ", 1)[1])
     return found
+
+
+def prompt_eval_rates(lines: list[str]) -> dict | None:
+    """llama-server's own prefill timings ("prompt eval time = 812.3 ms / 1024 tokens"), so a slow
+    first token can be told apart: the server's prefill, or time spent before it."""
+    found = [re.search(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens", line) for line in lines]
+    pairs = [(float(m[1]), int(m[2])) for m in found if m and int(m[2]) >= 256]
+    if not pairs:
+        return None
+    rates = sorted(tokens / ms * 1000 for ms, tokens in pairs)
+    return {
+        "prompts": len(pairs), "tokens_per_s_p50": round(statistics.median(rates)),
+        "tokens_per_s_min": round(rates[0]), "ms_max": round(max(ms for ms, _ in pairs)),
+    }  # fmt: skip
 
 
 def delta(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
@@ -450,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
             # llama-server's per-answer speculation line: "draft acceptance = ... (A accepted / G generated)"
             drafts = [re.search(r"\(\s*(\d+) accepted /\s*(\d+) generated\)", line) for line in lines]
             drafts = [(int(m[1]), int(m[2])) for m in drafts if m]
+            prefill = prompt_eval_rates(lines)
+            if prefill:
+                report["log_prompt_eval"] = prefill
             if drafts:
                 report["log_drafts"] = {"accepted": sum(a for a, _ in drafts), "drafted": sum(g for _, g in drafts)}
         except OSError:
