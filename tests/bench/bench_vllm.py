@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-arg", action="append", default=[], help="one more vLLM argument (repeatable)")
     parser.add_argument("--prompt-tokens", type=int, nargs="+", required=True)
     parser.add_argument("--answer-tokens", type=int, required=True)
-    parser.add_argument("--concurrency", type=int, nargs="+", required=True)
+    parser.add_argument("--concurrency", type=int, nargs="*", required=True, help="none: only the serve part")
     parser.add_argument("--rounds", type=int, default=2, help="prompts per run: rounds x concurrency (at least 2)")
     parser.add_argument("--seed", type=int, required=True, help="the first run's seed; each run takes its own")
     parser.add_argument("--book-library", type=Path)
@@ -409,8 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tokenizer = load_tokenizer(str(args.model))
         # A throw-away warm-up (CUDA graphs, compiled kernels), with prompts of its own seed.
-        warm = random_prompts(tokenizer, max(args.concurrency), max(args.prompt_tokens), seed)
-        through_docdesk(backend, warm, max(args.concurrency), 16)
+        widest = max(args.concurrency, default=max(args.serve_clients))
+        warm = random_prompts(tokenizer, widest, max(args.prompt_tokens), seed)
+        through_docdesk(backend, warm, widest, 16)
         seed += 1
         runs = []
         for length in args.prompt_tokens:

@@ -34,6 +34,8 @@
 #                                          # build-server and the bundled GGUF's parts) -> $OUT
 #   tests/bench/gpu_run.sh measure-spec    # prompt-lookup speculation on and off through llama-server:
 #                                          # the bundled model (real weights), the synthetic 32B (cost) -> $OUT
+#   tests/bench/gpu_run.sh measure-lease-llama  # serve at 8/16 over llama_server, measure-spec, the
+#       # llama_server rows (measure-llama-rows), vLLM's 1,024-token rows (measure-vllm-rows): `start` it
 #   tests/bench/gpu_run.sh measure-lease  # measure-vllm, then (after build-server) measure-llama and
 #                                         # measure-spec, in that order: started with `start`
 #   tests/bench/gpu_run.sh start STEP; wait STEP 540; collect   # a long step across calls
@@ -240,6 +242,41 @@ measure-llama)  # the same prompts through DocDesk's llama_server backend, synth
     --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
     --out "$out/gpu-$tag-llama-server-32b.json"
   ;;
+measure-llama-serve)  # `docdesk serve` at 8 and 16 clients against the llama_server backend called directly
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
+    --llama-server "$(find_server)" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --answer-tokens 256 --prompt-tokens 1024 --concurrency --seed 3000 \
+    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256 \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
+    --out "$out/gpu-$tag-llama-server-32b-serve.json"
+  ;;
+measure-llama-rows)  # measure-llama without the serve part (measure-llama-serve has it)
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
+    --llama-server "$(find_server)" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --answer-tokens 256 --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
+    --out "$out/gpu-$tag-llama-server-32b.json"
+  ;;
+measure-vllm-rows)  # vLLM GPTQ at 1,024 tokens, 1-16 requests, direct and through DocDesk; no book, no serve
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --quantization gptq \
+    --load-format dummy --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
+    --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
+    --out "$out/gpu-$tag-vllm-gptq-beside-llama.json"
+  ;;
+measure-lease-llama)  # a lease led by llama.cpp (`start measure-lease-llama`, then `wait`s): once
+  # build-server's jobs are done, serve's overhead, speculation on and off, the llama_server rows,
+  # then vLLM's rows at 1,024 tokens on the same card
+  for job in _build-server _synth; do
+    [ ! -f "$work/$job.pid" ] || tail --pid="$(cat "$work/$job.pid")" -f /dev/null
+  done
+  for step in measure-llama-serve measure-spec measure-llama-rows measure-vllm-rows; do
+    "$script" "$step" || echo "$step failed: $?"
+  done
+  echo LEASE-DONE
+  ;;
 measure-spec)  # prompt-lookup speculation on and off through llama-server, DocDesk's RAG prompts
   out="${OUT:-$work/out}"; mkdir -p "$out"; tag=$(vllm_card_tag)
   server=$(find_server)
@@ -319,7 +356,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease|measure-lease-llama|measure-llama-serve|measure-llama-rows|measure-vllm-rows" >&2
   exit 2
   ;;
 esac
