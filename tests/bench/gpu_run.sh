@@ -36,6 +36,8 @@
 #                                          # the bundled model (real weights), the synthetic 32B (cost) -> $OUT
 #   tests/bench/gpu_run.sh measure-lease-llama  # serve at 8/16 over llama_server, measure-spec, the
 #       # llama_server rows (measure-llama-rows), vLLM's 1,024-token rows (measure-vllm-rows): `start` it
+#   tests/bench/gpu_run.sh kit-models .gpu-vllm; start measure-lease-serve  # (carry .gpu-vllm) a
+#       # short lease without vLLM: serve's overhead over llama_server, then measure-spec, the rows
 #   tests/bench/gpu_run.sh measure-lease  # measure-vllm, then (after build-server) measure-llama and
 #                                         # measure-spec, in that order: started with `start`
 #   tests/bench/gpu_run.sh start STEP; wait STEP 540; collect   # a long step across calls
@@ -266,6 +268,24 @@ measure-vllm-rows)  # vLLM GPTQ at 1,024 tokens, 1-16 requests, direct and throu
     --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
     --out "$out/gpu-$tag-vllm-gptq-beside-llama.json"
   ;;
+kit-models)  # only the vLLM kit's models (their tokenizers) and library, from $2 (.gpu-vllm): enough
+  # for the llama_server measures, whose tokenizer transformers (the image's own) reads
+  mkdir -p "$work/kit-tmp" && tar xJf "$2/kit.tar.xz" -C "$work/kit-tmp"
+  rm -rf "$work/vllm-models" "$work/vllm-library"
+  mv "$work/kit-tmp/models" "$work/vllm-models"; mv "$work/kit-tmp/library" "$work/vllm-library"; rm -rf "$work/kit-tmp"
+  ls "$work/vllm-models"
+  ;;
+measure-lease-serve)  # a short lease (`start measure-lease-serve`): once build-server's jobs are done,
+  # serve's overhead over the llama_server backend, then speculation (where the bundled GGUF is
+  # whole), then the llama_server rows
+  for job in _build-server _synth; do
+    [ ! -f "$work/$job.pid" ] || tail --pid="$(cat "$work/$job.pid")" -f /dev/null
+  done
+  "$script" measure-llama-serve || echo "measure-llama-serve failed: $?"
+  if [ -f "$bundled" ]; then "$script" measure-spec || echo "measure-spec failed: $?"; fi
+  "$script" measure-llama-rows || echo "measure-llama-rows failed: $?"
+  echo LEASE-DONE
+  ;;
 measure-lease-llama)  # a lease led by llama.cpp (`start measure-lease-llama`, then `wait`s): once
   # build-server's jobs are done, serve's overhead, speculation on and off, the llama_server rows,
   # then vLLM's rows at 1,024 tokens on the same card
@@ -356,7 +376,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease|measure-lease-llama|measure-llama-serve|measure-llama-rows|measure-vllm-rows" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease|measure-lease-llama|kit-models DIR|measure-lease-serve|measure-llama-serve|measure-llama-rows|measure-vllm-rows" >&2
   exit 2
   ;;
 esac
