@@ -310,7 +310,7 @@ class _Given:
             self.sources, self.whole = whole, True
             self.override = "" if verdict else "whole documents"
         elif goes_on:
-            self.sources = build_sources(library, hits[: answerer.settings.candidates], budget, cost, query.text)
+            self.sources = build_sources(library, hits[: answerer.settings.candidates], budget, cost, query)
             self.override = "" if verdict else "page"
         return hits
 

@@ -1,8 +1,11 @@
 """The token-budgeted context of an answer: the best passages first, widened with their neighbours.
 
 Hits from the same block that touch or overlap are merged into one source, so the model reads
-continuous text and the user sees one citation. When the budget allows, each source grows by
-the passages before and after it in its block, best source first, one step at a time.
+continuous text and the user sees one citation. A source that no longer fits whole is not
+dropped: it goes as its passage's best window of sentences within the room left
+(engine/retrieval/trimming.py), so the budget's last tokens hold the lines that answer rather
+than nothing. When the budget allows, each whole source grows by the passages before and after
+it in its block, best source first, one step at a time.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine.retrieval import trimming
+from engine.retrieval.query import Query
 from engine.retrieval.retrieve import SearchHit
 from ingest.keywords import index_tokens, query_tokens
 from ingest.records import CitedSource, page_label
@@ -17,6 +22,7 @@ from ingest.store.library import Library, PassageRow
 
 MAX_SOURCES = 8
 WIDEN_REACH = 8  # passages read on each side of a hit; ~2,000 tokens, more than a context takes
+MIN_WINDOW_TOKENS = 40  # less room than this left: no window is cut for it
 
 
 @dataclass
@@ -63,6 +69,9 @@ class _Span:
     def __init__(self, block: list[PassageRow], index: int) -> None:
         self.block = block
         self.first = self.last = self.anchor = index
+        # Where the span is its anchor passage's best window (document offsets) rather than whole
+        # passages: it did not fit whole in the room left.
+        self.window: tuple[int, int] | None = None
 
     def passages(self) -> list[PassageRow]:
         return self.block[self.first : self.last + 1]
@@ -139,19 +148,25 @@ def build_sources(
     hits: list[SearchHit],
     budget_tokens: int,
     count_tokens: Callable[[str], int],
-    query: str = "",
+    query: Query | str = "",
+    trim: bool = True,
 ) -> list[Source]:
-    """The hits as at most MAX_SOURCES sources within `budget_tokens`, each widened by its neighbours."""
-    builder = _ContextBuilder(library, count_tokens)
+    """The hits as at most MAX_SOURCES sources within `budget_tokens`, each widened by its neighbours;
+    `trim`: a hit that does not fit whole goes as its best window of sentences (False: not at all)."""
+    builder = _ContextBuilder(library, count_tokens, query if isinstance(query, Query) else None, trim)
     chosen = builder.choose(builder.spans(hits), budget_tokens)
     builder.widen(chosen, budget_tokens)
-    return [builder.source(n, span, cost, query) for n, (span, cost) in enumerate(chosen, 1)]
+    text = query.text if isinstance(query, Query) else query
+    return [builder.source(n, span, cost, text) for n, (span, cost) in enumerate(chosen, 1)]
 
 
 class _ContextBuilder:
-    def __init__(self, library: Library, count_tokens: Callable[[str], int]) -> None:
+    def __init__(
+        self, library: Library, count_tokens: Callable[[str], int], query: Query | None = None, trim: bool = True
+    ) -> None:
         self.library = library
         self.count_tokens = count_tokens
+        self.query, self.trim = query, trim
         self.block_texts: dict[int, tuple[int, str]] = {}
         # Each passage is counted once: a span costs the stretches from each passage's start to the
         # next one's, plus its last passage whole (token counts add up to within a token per seam).
@@ -186,6 +201,25 @@ class _ContextBuilder:
                 spans.append(_Span(block, index))
         return spans
 
+    def _passage_text(self, row: PassageRow) -> str:
+        start, text = self.block_texts[row.block_id]
+        return text[row.start - start : row.end - start]
+
+    def _window(self, span: _Span, room: int) -> tuple[int, int] | None:
+        """The anchor passage's best window of sentences within `room` tokens (document offsets),
+        None where nothing of it fits or it holds nothing of the question."""
+        row = span.block[span.anchor]
+        limit = room - self.overhead
+        if not self.trim or self.query is None or limit < MIN_WINDOW_TOKENS:
+            return None
+        text = self._passage_text(row)
+        raw = lambda piece: self.count_tokens(piece) - self.overhead  # noqa: E731 (no header per sentence)
+        first, last = trimming.best_window(self.query, text, raw, limit)
+        window = (row.start + first, row.start + last)
+        if (first, last) == (0, len(text)) or self.count_tokens(text[first:last]) > room:
+            return None
+        return window
+
     def _piece_cost(self, block: list[PassageRow], index: int, whole: bool) -> int:
         key = (block[index].id, index, whole)
         if key not in self.counted:
@@ -198,11 +232,14 @@ class _ContextBuilder:
         return self.counted[key]
 
     def cost(self, span: _Span) -> int:
+        if span.window is not None:
+            start, text = self.block_texts[span.block[0].block_id]
+            return self.count_tokens(text[span.window[0] - start : span.window[1] - start])
         inner = sum(self._piece_cost(span.block, i, False) for i in range(span.first, span.last))
         return inner + self._piece_cost(span.block, span.last, True)
 
     def choose(self, spans: list[_Span], budget: int) -> list[tuple[_Span, int]]:
-        """Whole spans, best first, while they fit."""
+        """Whole spans, best first, while they fit; one that does not, as its best window of the room left."""
         chosen: list[tuple[_Span, int]] = []
         used = 0
         for span in spans:
@@ -212,18 +249,24 @@ class _ContextBuilder:
                 span.first = span.last = span.anchor
                 cost = self.cost(span)
             if used + cost > budget:
-                continue
+                span.window = self._window(span, budget - used)
+                if span.window is None:
+                    continue
+                cost = self.cost(span)
             chosen.append((span, cost))
             used += cost
         return chosen
 
     def widen(self, chosen: list[tuple[_Span, int]], budget: int) -> None:
-        """One neighbour at a time for each source in turn, while the budget allows."""
+        """One neighbour at a time for each source in turn, while the budget allows (a source still
+        a window stays one)."""
         used = sum(cost for _, cost in chosen)
         grew = True
         while grew:
             grew = False
             for i, (span, cost) in enumerate(chosen):
+                if span.window is not None:
+                    continue
                 for first, last in ((span.first - 1, span.last), (span.first, span.last + 1)):
                     if first < 0 or last >= len(span.block) or self._collides(span, first, last, chosen):
                         continue
@@ -247,6 +290,8 @@ class _ContextBuilder:
         rows = span.passages()
         head, anchor = rows[0], span.block[span.anchor]
         start, text = self.block_texts[head.block_id]
+        if span.window is not None:
+            return self._window_source(n, span, cost)
         return Source(
             n=n,
             doc_id=head.doc_id,
@@ -263,3 +308,26 @@ class _ContextBuilder:
             passage_ids=[r.id for r in rows],
             tokens=cost,
         )
+
+    def _window_source(self, n: int, span: _Span, cost: int) -> Source:
+        """A source that is still a window of its passage: its own text, the pages it lies on."""
+        anchor = span.block[span.anchor]
+        start, text = self.block_texts[anchor.block_id]
+        low, high = span.window
+        page, page_end = window_pages(self.library, anchor, low, high)
+        return Source(
+            n=n, doc_id=anchor.doc_id, title=anchor.title, path=anchor.path, block_id=anchor.block_id,
+            start=low, end=high, page=page, page_end=page_end, span_pages=(page, page_end),
+            synthetic_pages=anchor.synthetic_pages, text=text[low - start : high - start].strip(),
+            passage_ids=[anchor.id], tokens=cost,
+        )  # fmt: skip
+
+
+def window_pages(library: Library, passage: PassageRow, low: int, high: int) -> tuple[int, int]:
+    """The first and last page of the document span low..high inside `passage`."""
+    if passage.page_end <= passage.page:
+        return passage.page, passage.page_end
+    starts = [(n, s) for n, s in library.page_starts(passage.doc_id) if passage.page <= n <= passage.page_end]
+    first = max((n for n, s in starts if s <= low), default=passage.page)
+    last = max((n for n, s in starts if s < high), default=first)
+    return first, max(first, last)

@@ -13,7 +13,7 @@ from ingest.keywords import index_tokens
 WHOLE = 0.999  # a share at least this high holds every word
 
 
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
     # Crude but language-neutral for Latin script: "encrypted" ~ "encryption", "passages" ~ "passage".
     return token[: max(4, len(token) - 3)] if len(token) >= 6 and token.isascii() else token
 
@@ -30,8 +30,8 @@ def text_coverages(query: Query, texts: list[str]) -> list[float]:
     coverages = []
     for text in texts:
         tokens = set(index_tokens(text).split())
-        stems = {_stem(t) for t in tokens}
-        coverages.append(sum(w for t, w in weights.items() if t in tokens or _stem(t) in stems) / whole)
+        stems = {stem(t) for t in tokens}
+        coverages.append(sum(w for t, w in weights.items() if t in tokens or stem(t) in stems) / whole)
     if query.concepts:  # a Chinese question's words said in English count too
         crossing = bilingual_keywords.coverages(query, texts)
         coverages = [max(pair) for pair in zip(coverages, crossing, strict=True)]
