@@ -32,11 +32,11 @@ MAX_DROPPED = 10
 def article(en: dict, zh: dict, dropped: list[str]) -> dict:
     assert len(en["paragraphs"]) == len(zh["paragraphs"]), en["title"]
     questions = []
-    for p_en, p_zh in zip(en["paragraphs"], zh["paragraphs"]):
+    for p_en, p_zh in zip(en["paragraphs"], zh["paragraphs"], strict=True):
         ids_en = [qa["id"] for qa in p_en["qas"]]
         ids_zh = [qa["id"] for qa in p_zh["qas"]]
         assert ids_en == ids_zh, f"question ids differ in {en['title']}: {ids_en} vs {ids_zh}"
-        for qa_en, qa_zh in zip(p_en["qas"], p_zh["qas"]):
+        for qa_en, qa_zh in zip(p_en["qas"], p_zh["qas"], strict=True):
             answer_en = qa_en["answers"][0]["text"]
             answer_zh = qa_zh["answers"][0]["text"]
             if answer_en not in p_en["context"] or answer_zh not in p_zh["context"]:
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     zh = json.loads(Path(argv[1]).read_text(encoding="utf-8"))["data"]
     assert len(en) == len(zh), f"{len(en)} English articles, {len(zh)} Chinese"
     dropped: list[str] = []
-    pairs = list(zip(en, zh))
+    pairs = list(zip(en, zh, strict=True))
     splits = {
         "heldout": [article(e, z, dropped) for i, (e, z) in enumerate(pairs) if i % 2 == 0],
         "tune": [article(e, z, dropped) for i, (e, z) in enumerate(pairs) if i % 2 == 1],
