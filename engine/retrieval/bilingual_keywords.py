@@ -84,28 +84,33 @@ def rank(library: Library, query: Query, k: int, doc_ids: list[str] | None = Non
     return scored[:k]
 
 
-def coverages(query: Query, texts: list[str]) -> list[float]:
-    """For each text, the IDF-weighted share of the question's concepts it holds, in either language
-    (Concept.held_in), at CROSSING_DISCOUNT: the keyword evidence of the "nothing relevant" rule
-    (engine/retrieval/relevance.py) for words said in the other language."""
-    found = query.concepts
-    if not found:
-        return [0.0] * len(texts)
+def concept_weights(query: Query) -> list[float]:
+    """Each of the question's concepts weighed by the IDF of its commonest word or English form."""
     weights = []
-    for concept in found:
+    for concept in query.concepts:
         counts = [query.word(f).passages for f in concept.forms]
         if concept.native:
             counts.append(query.word(concept.native).passages)
         weights.append(concept.weight * bm25_idf(query.total, max(counts, default=0)))
+    return weights
+
+
+def concepts_held(query: Query, text: str) -> frozenset[int]:
+    """The indices of the question's concepts that `text` says, in either language (Concept.held_in)."""
+    lower = text.lower()
+    latin = set(_LATIN.findall(lower))
+    return frozenset(i for i, c in enumerate(query.concepts) if c.held_in(lower, latin))
+
+
+def coverages(query: Query, texts: list[str]) -> list[float]:
+    """For each text, the IDF-weighted share of the question's concepts it holds, in either language
+    (Concept.held_in), at CROSSING_DISCOUNT: the keyword evidence of the "nothing relevant" rule
+    (engine/retrieval/relevance.py) for words said in the other language."""
+    if not query.concepts:
+        return [0.0] * len(texts)
+    weights = concept_weights(query)
     whole = sum(weights) or 1.0
-    shares = []
-    for text in texts:
-        lower = text.lower()
-        latin = set(_LATIN.findall(lower))
-        shares.append(
-            CROSSING_DISCOUNT * sum(w for w, c in zip(weights, found, strict=True) if c.held_in(lower, latin)) / whole
-        )
-    return shares
+    return [CROSSING_DISCOUNT * sum(weights[i] for i in concepts_held(query, text)) / whole for text in texts]
 
 
 def alternate_languages(library: Library, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:

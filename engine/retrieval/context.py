@@ -10,6 +10,7 @@ it in its block, best source first, one step at a time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -213,12 +214,20 @@ class _ContextBuilder:
         if not self.trim or self.query is None or limit < MIN_WINDOW_TOKENS:
             return None
         text = self._passage_text(row)
-        raw = lambda piece: self.count_tokens(piece) - self.overhead  # noqa: E731 (no header per sentence)
-        first, last = trimming.best_window(self.query, text, raw, limit)
-        window = (row.start + first, row.start + last)
+        first, last = trimming.best_window(self.query, text, self._sentence_counter(text), limit)
         if (first, last) == (0, len(text)) or self.count_tokens(text[first:last]) > room:
             return None
-        return window
+        return row.start + first, row.start + last
+
+    def _sentence_counter(self, text: str) -> Callable[[str], int]:
+        """Token counts for `text`'s sentences at one count by the model: cl100k's, scaled by the
+        model's count of the whole passage (llama-server counts through HTTP, one request each);
+        the window chosen is counted by the model again before it goes in."""
+        from ingest.tokens import block_encoding
+
+        encoding = block_encoding()
+        scale = (self.count_tokens(text) - self.overhead) / max(1, len(encoding.encode_ordinary(text)))
+        return lambda piece: math.ceil(len(encoding.encode_ordinary(piece)) * scale)
 
     def _piece_cost(self, block: list[PassageRow], index: int, whole: bool) -> int:
         key = (block[index].id, index, whole)
@@ -287,11 +296,11 @@ class _ContextBuilder:
         return any(o is not span and o.block is span.block and o.first <= last and first <= o.last for o, _ in chosen)
 
     def source(self, n: int, span: _Span, cost: int, query: str) -> Source:
+        if span.window is not None:
+            return self._window_source(n, span, cost)
         rows = span.passages()
         head, anchor = rows[0], span.block[span.anchor]
         start, text = self.block_texts[head.block_id]
-        if span.window is not None:
-            return self._window_source(n, span, cost)
         return Source(
             n=n,
             doc_id=head.doc_id,

@@ -6,6 +6,8 @@ and kept on the hit for the "nothing relevant" rule (engine/retrieval/relevance.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from engine.retrieval import bilingual_keywords
 from engine.retrieval.query import Query
 from ingest.keywords import index_tokens
@@ -18,6 +20,37 @@ def stem(token: str) -> str:
     return token[: max(4, len(token) - 3)] if len(token) >= 6 and token.isascii() else token
 
 
+@dataclass(frozen=True)
+class TermScorer:
+    """The question's terms and concepts with their weights; what a text holds of them and the
+    share that is. Search's coverage (below), a passage's best window (trimming.py) and the order
+    inside a document (proximity.py) all weigh a text with it."""
+
+    weights: dict[str, float]
+    concept_weights: list[float]
+    query: Query
+
+    @classmethod
+    def of(cls, query: Query) -> TermScorer:
+        return cls({t.text: t.idf for t in query.terms}, bilingual_keywords.concept_weights(query), query)
+
+    def held(self, text: str) -> tuple[frozenset[str], frozenset[int]]:
+        """The question's terms in `text` (a word's crude stem will do) and its concepts there."""
+        tokens = set(index_tokens(text).split())
+        stems = {stem(t) for t in tokens}
+        terms = frozenset(t for t in self.weights if t in tokens or stem(t) in stems)
+        concepts = bilingual_keywords.concepts_held(self.query, text) if self.concept_weights else frozenset()
+        return terms, concepts
+
+    def score(self, terms: set[str], concepts: set[int]) -> float:
+        """The IDF-weighted share of the terms; the concepts' at CROSSING_DISCOUNT where higher."""
+        share = sum(self.weights[t] for t in terms) / (sum(self.weights.values()) or 1.0)
+        if self.concept_weights:
+            crossing = sum(self.concept_weights[i] for i in concepts) / (sum(self.concept_weights) or 1.0)
+            share = max(share, bilingual_keywords.CROSSING_DISCOUNT * crossing)
+        return share
+
+
 def text_coverages(query: Query, texts: list[str]) -> list[float]:
     """For each text, the IDF-weighted share of the query's terms that it contains; for a question
     with Chinese words also its concepts found in either language through the dictionary, at a
@@ -25,14 +58,5 @@ def text_coverages(query: Query, texts: list[str]) -> list[float]:
     no count is read from the library here."""
     if not query.terms:
         return [0.0] * len(texts)
-    weights = {term.text: term.idf for term in query.terms}
-    whole = sum(weights.values()) or 1.0
-    coverages = []
-    for text in texts:
-        tokens = set(index_tokens(text).split())
-        stems = {stem(t) for t in tokens}
-        coverages.append(sum(w for t, w in weights.items() if t in tokens or stem(t) in stems) / whole)
-    if query.concepts:  # a Chinese question's words said in English count too
-        crossing = bilingual_keywords.coverages(query, texts)
-        coverages = [max(pair) for pair in zip(coverages, crossing, strict=True)]
-    return coverages
+    scorer = TermScorer.of(query)
+    return [scorer.score(*scorer.held(text)) for text in texts]

@@ -3,7 +3,7 @@
 Fusion ranks a document's passages by their dense and keyword matches, each over the whole
 passage; the passage that answers is often the document's second or third. Here each hit is
 scored by the most of the question (IDF-weighted, a Chinese question's concepts in either
-language too: trimming.TermScorer) that a run of SENTENCES consecutive sentences of it holds,
+language too: coverage.TermScorer) that a run of SENTENCES consecutive sentences of it holds,
 and the hits of each document trade places among the slots that document already holds, the
 closest first (ties keep their first order; on the `tune` splits this beat fusing the two orders
 by reciprocal rank). Documents keep their places; only which of a document's passages comes first
@@ -15,8 +15,9 @@ alternative in tests/eval/eval_heldout.py; not yet in search's default. The mode
 
 from __future__ import annotations
 
+from engine.retrieval.coverage import TermScorer
 from engine.retrieval.query import Query
-from engine.retrieval.trimming import TermScorer, sentence_spans
+from engine.retrieval.trimming import sentence_spans
 from ingest.language import cjk_share
 
 SENTENCES = 2  # a run this long counts as "close together"

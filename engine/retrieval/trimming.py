@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from engine.retrieval import bilingual_keywords
-from engine.retrieval.coverage import stem
-from engine.retrieval.query import Query, bm25_idf
-from ingest.keywords import index_tokens
+from engine.retrieval.coverage import TermScorer
+from engine.retrieval.query import Query
 
 # Sentence ends: Latin . ! ? (and a closing quote or bracket) before a space, a CJK full stop,
 # ! ? or ; with its closing quotes, or a blank line. A single line break stays inside: a PDF
@@ -26,7 +23,6 @@ from ingest.keywords import index_tokens
 _SENTENCE_END = re.compile(
     r"[.!?][\"')\]\u201d\u2019]*\s+|[\u3002\uff01\uff1f\uff1b\u2026]+[\u201d\u2019\u300d\u300f\uff09)]*\s*|\n\s*\n"
 )
-_LATIN = re.compile(r"[a-z0-9]+")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -39,41 +35,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     if start < len(text):
         spans.append((start, len(text)))
     return spans or [(0, len(text))]
-
-
-@dataclass(frozen=True)
-class TermScorer:
-    """The question's terms and concepts with their weights, and what each sentence holds of them."""
-
-    weights: dict[str, float]
-    concept_weights: list[float]
-    query: Query
-
-    @classmethod
-    def of(cls, query: Query) -> TermScorer:
-        concept_weights = []
-        for concept in query.concepts:
-            counts = [query.word(f).passages for f in concept.forms]
-            if concept.native:
-                counts.append(query.word(concept.native).passages)
-            concept_weights.append(concept.weight * bm25_idf(query.total, max(counts, default=0)))
-        return cls({t.text: t.idf for t in query.terms}, concept_weights, query)
-
-    def held(self, sentence: str) -> tuple[frozenset[str], frozenset[int]]:
-        tokens = set(index_tokens(sentence).split())
-        stems = {stem(t) for t in tokens}
-        terms = frozenset(t for t in self.weights if t in tokens or stem(t) in stems)
-        lower = sentence.lower()
-        latin = set(_LATIN.findall(lower))
-        concepts = frozenset(i for i, c in enumerate(self.query.concepts) if c.held_in(lower, latin))
-        return terms, concepts
-
-    def score(self, terms: set[str], concepts: set[int]) -> float:
-        share = sum(self.weights[t] for t in terms) / (sum(self.weights.values()) or 1.0)
-        if self.concept_weights:
-            crossing = sum(self.concept_weights[i] for i in concepts) / (sum(self.concept_weights) or 1.0)
-            share = max(share, bilingual_keywords.CROSSING_DISCOUNT * crossing)
-        return share
 
 
 def best_window(query: Query | None, text: str, count_tokens: Callable[[str], int], limit: int) -> tuple[int, int]:

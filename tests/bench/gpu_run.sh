@@ -107,6 +107,15 @@ background() {  # $1: a step of this script, run in its own session; its log is 
   echo $! >"$work/$1.pid"
   echo "started $1: tail $work/$1.log"
 }
+llama_bench() {  # $1: the report's name; the rest: bench_vllm.py's prompts, requests and serve arguments
+  local name=$1; shift
+  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
+  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
+    --llama-server "$(find_server)" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 \
+    --gpu-memory-utilization 0.9 --answer-tokens 256 "$@" \
+    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
+    --out "$out/gpu-$tag-$name.json"
+}
 find_server() {  # build-server's llama-server, else the one `build` made
   { ls "$work"/cache/llama-server/*/llama-server 2>/dev/null || find "$work/build" -name llama-server -type f -perm -u+x 2>/dev/null; } | head -1
 }
@@ -235,31 +244,15 @@ collect)
   mkdir -p "$OUT" && cp -r "$work/out/." "$OUT/" && cp "$work"/*.log "$OUT/" 2>/dev/null || true
   ;;
 measure-llama)  # the same prompts through DocDesk's llama_server backend, synthetic 32B Q4_K_M
-  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
-  server=$(find_server)
-  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
-    --llama-server "$server" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
-    --answer-tokens 256 --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
-    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256 \
-    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
-    --out "$out/gpu-$tag-llama-server-32b.json"
+  llama_bench llama-server-32b --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
+    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256
   ;;
 measure-llama-serve)  # `docdesk serve` at 8 and 16 clients against the llama_server backend called directly
-  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
-  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
-    --llama-server "$(find_server)" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
-    --answer-tokens 256 --prompt-tokens 1024 --concurrency --seed 3000 \
-    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256 \
-    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
-    --out "$out/gpu-$tag-llama-server-32b-serve.json"
+  llama_bench llama-server-32b-serve --prompt-tokens 1024 --concurrency --seed 3000 \
+    --serve-library "$work/vllm-library" --serve-clients 8 16 --serve-seconds 20 --serve-answer-tokens 256
   ;;
 measure-llama-rows)  # measure-llama without the serve part (measure-llama-serve has it)
-  out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
-  "$py" tests/bench/bench_vllm.py --model "$work/vllm-models/qwen2.5-32b-gptq" --gguf "$synthetic" \
-    --llama-server "$(find_server)" --kv-cache f16 --max-model-len 8192 --max-num-seqs 16 --gpu-memory-utilization 0.9 \
-    --answer-tokens 256 --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
-    --weights "synthetic qwen2-32b-shaped Q4_K_M GGUF (tests/bench/synthetic_gguf.py): random weights, speed only" \
-    --out "$out/gpu-$tag-llama-server-32b.json"
+  llama_bench llama-server-32b --prompt-tokens 1024 3000 --concurrency 1 4 8 16 --rounds 1 --seed 1000
   ;;
 measure-vllm-rows)  # vLLM GPTQ at 1,024 tokens, 1-16 requests, direct and through DocDesk; no book, no serve
   out="${OUT:-$work/out}"; mkdir -p "$out"; vllm_env; tag=$(vllm_card_tag)
@@ -268,8 +261,8 @@ measure-vllm-rows)  # vLLM GPTQ at 1,024 tokens, 1-16 requests, direct and throu
     --prompt-tokens 1024 --answer-tokens 256 --concurrency 1 4 8 16 --rounds 1 --seed 1000 \
     --out "$out/gpu-$tag-vllm-gptq-beside-llama.json"
   ;;
-kit-models)  # only the vLLM kit's models (their tokenizers) and library, from $2 (.gpu-vllm): enough
-  # for the llama_server measures, whose tokenizer transformers (the image's own) reads
+kit-models)  # only the vLLM kit's models (their tokenizers) and library, from $2 (a folder holding
+  # kit.tar.xz): enough for the llama_server measures, whose tokenizer transformers (the image's own) reads
   mkdir -p "$work/kit-tmp" && tar xJf "$2/kit.tar.xz" -C "$work/kit-tmp"
   rm -rf "$work/vllm-models" "$work/vllm-library"
   mv "$work/kit-tmp/models" "$work/vllm-models"; mv "$work/kit-tmp/library" "$work/vllm-library"; rm -rf "$work/kit-tmp"
@@ -286,15 +279,9 @@ measure-lease-serve)  # a short lease (`start measure-lease-serve`): once build-
   "$script" measure-llama-rows || echo "measure-llama-rows failed: $?"
   echo LEASE-DONE
   ;;
-measure-lease-llama)  # a lease led by llama.cpp (`start measure-lease-llama`, then `wait`s): once
-  # build-server's jobs are done, serve's overhead, speculation on and off, the llama_server rows,
-  # then vLLM's rows at 1,024 tokens on the same card
-  for job in _build-server _synth; do
-    [ ! -f "$work/$job.pid" ] || tail --pid="$(cat "$work/$job.pid")" -f /dev/null
-  done
-  for step in measure-llama-serve measure-spec measure-llama-rows measure-vllm-rows; do
-    "$script" "$step" || echo "$step failed: $?"
-  done
+measure-lease-llama)  # measure-lease-serve, then vLLM's rows at 1,024 tokens on the same card
+  "$script" measure-lease-serve
+  "$script" measure-vllm-rows || echo "measure-vllm-rows failed: $?"
   echo LEASE-DONE
   ;;
 measure-spec)  # prompt-lookup speculation on and off through llama-server, DocDesk's RAG prompts
@@ -323,8 +310,7 @@ vllm-part)  # the vLLM kit: models and library, and the site's parts; unpacked o
   cat "$work"/vllm-parts/site.part-* >"$work/vllm-parts/site.tar.xz"
   (cd "$work/vllm-parts" && sha256sum -c site.sha256)
   mkdir -p "$work/vllm-site" && tar xJf "$work/vllm-parts/site.tar.xz" -C "$work/vllm-site"
-  tar xJf "$work/vllm-parts/kit.tar.xz" -C "$work/vllm-parts"
-  mv "$work/vllm-parts/models" "$work/vllm-models"; mv "$work/vllm-parts/library" "$work/vllm-library"
+  "$script" kit-models "$work/vllm-parts"
   rm -rf "$work/vllm-parts"
   vllm_env
   "$py" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__, torch.cuda.get_arch_list())"

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 import pytest
 
 from engine.retrieval.context import build_sources
+from engine.retrieval.coverage import TermScorer
 from engine.retrieval.proximity import closeness, reorder_within_documents
 from engine.retrieval.query import Query, Term
 from engine.retrieval.retrieve import HybridRetriever
-from engine.retrieval.trimming import TermScorer, best_window, sentence_spans
+from engine.retrieval.trimming import best_window, sentence_spans
 
 words = lambda text: len(text.split())  # noqa: E731 - a word count is enough to test the budget
 
