@@ -36,6 +36,7 @@
 #                                          # the bundled model (real weights), the synthetic 32B (cost) -> $OUT
 #   tests/bench/gpu_run.sh measure-lease-llama  # serve at 8/16 over llama_server, measure-spec, the
 #       # llama_server rows (measure-llama-rows), vLLM's 1,024-token rows (measure-vllm-rows): `start` it
+#   tests/bench/gpu_run.sh measure-lease-full  # after `build`: measure-lease-llama, then `measure`
 #   tests/bench/gpu_run.sh kit-models .gpu-vllm; start measure-lease-serve  # (carry .gpu-vllm) a
 #       # short lease without vLLM: serve's overhead over llama_server, then measure-spec, the rows
 #   tests/bench/gpu_run.sh measure-lease  # measure-vllm, then (after build-server) measure-llama and
@@ -271,7 +272,7 @@ kit-models)  # only the vLLM kit's models (their tokenizers) and library, from $
 measure-lease-serve)  # a short lease (`start measure-lease-serve`): once build-server's jobs are done,
   # serve's overhead over the llama_server backend, then speculation (where the bundled GGUF is
   # whole), then the llama_server rows
-  for job in _build-server _synth; do
+  for job in _build-server _build _synth; do
     [ ! -f "$work/$job.pid" ] || tail --pid="$(cat "$work/$job.pid")" -f /dev/null
   done
   "$script" measure-llama-serve || echo "measure-llama-serve failed: $?"
@@ -282,6 +283,12 @@ measure-lease-serve)  # a short lease (`start measure-lease-serve`): once build-
 measure-lease-llama)  # measure-lease-serve, then vLLM's rows at 1,024 tokens on the same card
   "$script" measure-lease-serve
   "$script" measure-vllm-rows || echo "measure-vllm-rows failed: $?"
+  echo LEASE-DONE
+  ;;
+measure-lease-full)  # after `build` (not build-server): measure-lease-llama, then `measure` (the
+  # in-process tests and bench_gpu.py's gpu-h200.json, rerun whenever an answer's path changes)
+  "$script" measure-lease-llama
+  "$script" measure || echo "measure failed: $?"
   echo LEASE-DONE
   ;;
 measure-spec)  # prompt-lookup speculation on and off through llama-server, DocDesk's RAG prompts
@@ -362,7 +369,7 @@ measure-vllm-contract)  # the backend contract, against a real vLLM started by D
     "$py" -m pytest -m gpu tests/engine/test_vllm_gpu.py -p no:cacheprovider -v 2>&1 | tee "$out/pytest-vllm.txt" || true
   ;;
 *)
-  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease|measure-lease-llama|kit-models DIR|measure-lease-serve|measure-llama-serve|measure-llama-rows|measure-vllm-rows" >&2
+  echo "usage: $0 prepare|model DIR...|build|build-server|status|measure|measure-server|measure-retrieval|start STEP|wait STEP [S]|collect|measure-llama|measure-spec|vllm-part DIR...|measure-vllm|measure-vllm-brief|measure-vllm-ngram|measure-vllm-contract|measure-lease|measure-lease-llama|measure-lease-full|kit-models DIR|measure-lease-serve|measure-llama-serve|measure-llama-rows|measure-vllm-rows" >&2
   exit 2
   ;;
 esac
