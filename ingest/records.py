@@ -96,6 +96,7 @@ class CitedSource:
     synthetic_pages: bool = False
     span_pages: tuple[int, int] | None = None  # pages of all the quoted text, neighbours included
     cited: bool = False  # the answer cites it
+    excerpt: bool = False  # its passage's best window of sentences, not the whole passage
 
     def __post_init__(self) -> None:
         if self.span_pages is None:
@@ -126,11 +127,12 @@ class CitedSource:
             "page_label": self.page_label,
             "text": self.text,
             "cited": self.cited,
+            "excerpt": self.excerpt,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> CitedSource:
-        """Also reads what older DocDesk versions stored (no "cited", no "page_end")."""
+        """Also reads what older DocDesk versions stored (no "cited", "page_end" or "excerpt")."""
         page = int(data.get("page") or 1)
         span = data.get("span_pages")
         return cls(
@@ -144,4 +146,5 @@ class CitedSource:
             synthetic_pages=bool(data.get("page_synthetic", False)),
             span_pages=(int(span[0]), int(span[1])) if span else None,
             cited=bool(data.get("cited", False)),
+            excerpt=bool(data.get("excerpt", False)),
         )

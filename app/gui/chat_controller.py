@@ -12,7 +12,7 @@ from app.gui.document_opener import DocumentOpener
 from app.gui.library_pane import LibraryPane
 from app.gui.ops import Op, describe
 from app.gui.tasks import TextBuffer, Workers
-from app.gui.transcript import shown_label
+from app.gui.transcript import shown_label, shown_page_label
 
 
 class ChatController(QObject):
@@ -207,11 +207,20 @@ class ChatController(QObject):
             layout.addWidget(details)
         browser = QTextBrowser()
         parts = [self.tr("What the model was given for this answer:")]
-        parts += [f"### {shown_label(s)}\n\n{s.text}" for s in messages[index].get("sources", [])]
+        parts += [self.passage_markdown(s) for s in messages[index].get("sources", [])]
         browser.setMarkdown("\n\n".join(parts))
         layout.addWidget(browser)
         dialog.show()
         self._passages_dialog = dialog
+
+    def passage_markdown(self, source) -> str:
+        """A source as the passages view shows it: its label and page, whether it is the passage's
+        sentences that answer (the rest did not fit the context's budget) or the passage whole."""
+        heading = f"### {shown_label(source)}"
+        if getattr(source, "excerpt", False):
+            note = self.tr("Excerpt: the sentences of this passage that answer, %1; the rest did not fit.")
+            heading += "\n\n*" + note.replace("%1", shown_page_label(source)) + "*"
+        return f"{heading}\n\n{source.text}"
 
     def preparation_lines(self, message: dict) -> list[str]:
         """The answer's stages with their times, and why the relevance rule let the model answer (or

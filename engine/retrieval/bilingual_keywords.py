@@ -17,7 +17,7 @@ import re
 
 from engine.retrieval.query import Query, bm25_idf
 from ingest.cjk import HAN_RANGES
-from ingest.keywords import affordable_tokens
+from ingest.keywords import affordable_tokens, query_tokens
 from ingest.language import mostly_chinese
 from ingest.store.library import Library
 
@@ -50,6 +50,12 @@ def _candidates(library: Library, query: Query, doc_ids: list[str] | None) -> tu
         own = affordable_tokens(own, query.passage_counts())
     candidates = [i for i, _ in library.keyword_search(present, CANDIDATES, doc_ids)]
     candidates += [i for i, _ in library.keyword_search(own, CANDIDATES, doc_ids)]
+    # An English question's Chinese words: their bigrams find the Chinese passages that say them.
+    han = list(dict.fromkeys(t for c in query.concepts for word in c.chinese for t in query_tokens(word)))
+    if han and not doc_ids:
+        han = affordable_tokens(han, library.keyword_passage_counts(han))
+    if han:
+        candidates += [i for i, _ in library.keyword_search(han, CANDIDATES, doc_ids)]
     return library.passages(dict.fromkeys(candidates)), {f: query.word(f).idf for f in present}
 
 
@@ -59,7 +65,7 @@ def rank(library: Library, query: Query, k: int, doc_ids: list[str] | None = Non
     if not found:
         return []
     rows, form_idf = _candidates(library, query, doc_ids)
-    native_idf = {c.native: query.word(c.native).idf for c in found if c.native}
+    han_idf = {word: query.word(word).idf for c in found for word in c.han_words}
     scored = []
     for passage_id, row in rows.items():
         lower = row.text.lower()
@@ -73,8 +79,9 @@ def rank(library: Library, query: Query, k: int, doc_ids: list[str] | None = Non
         score = 0.0
         for concept in found:
             best = 0.0
-            if concept.native and (n := lower.count(concept.native)):
-                best = native_idf[concept.native] * _saturated(n, norm)
+            for word in concept.han_words:
+                if n := lower.count(word):
+                    best = max(best, han_idf[word] * _saturated(n, norm))
             for form in concept.forms & counts.keys():
                 best = max(best, form_idf[form] * _saturated(counts[form], norm))
             score += concept.weight * best
@@ -89,8 +96,7 @@ def concept_weights(query: Query) -> list[float]:
     weights = []
     for concept in query.concepts:
         counts = [query.word(f).passages for f in concept.forms]
-        if concept.native:
-            counts.append(query.word(concept.native).passages)
+        counts += [query.word(word).passages for word in concept.han_words]
         weights.append(concept.weight * bm25_idf(query.total, max(counts, default=0)))
     return weights
 

@@ -1,9 +1,12 @@
 """A question's Chinese words as *concepts*: each a word that a passage matches either by holding
 the word itself or by holding one of its English senses from the dictionary
 (engine/retrieval/zh_en_dictionary.py: 所有权 is ownership, possession, property, rights…, with
-simple inflections). The question's Latin words are concepts too, matched as written. Made once
-per question, into its Query (engine/retrieval/query.py); read by the keyword search across
-languages and the coverage rule (engine/retrieval/bilingual_keywords.py).
+simple inflections). The question's Latin words are concepts too, matched as written. An English
+question over a library that holds Chinese has its words as concepts the other way round
+(`english_concepts`): each matched as written or by the Chinese words that say it
+(engine/retrieval/en_zh_dictionary.py: city is 城市, 本市, 都市). Made once per question, into its
+Query (engine/retrieval/query.py); read by the keyword search across languages and the coverage
+rule (engine/retrieval/bilingual_keywords.py).
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.retrieval import en_zh_dictionary
 from engine.retrieval import zh_en_dictionary as dictionary
 from ingest.cjk import HAN_RANGES
+from ingest.keywords import query_tokens
 from ingest.language import has_han
 
 _HAN_RUN = re.compile(f"[{HAN_RANGES}]+")
@@ -27,11 +32,18 @@ class Concept:
     forms: frozenset[str]  # lower-case English words that also match it
     weight: float
     senses: tuple[frozenset[str], ...] = ()  # its English senses, each the words a passage must all hold
+    chinese: tuple[str, ...] = ()  # an English question's word: the Chinese words that say it
+
+    @property
+    def han_words(self) -> tuple[str, ...]:
+        """The Chinese words a passage may hold it by: the word itself, or those that say it."""
+        return ((self.native,) if self.native else ()) + self.chinese
 
     def held_in(self, lower: str, latin: set[str]) -> bool:
-        """Whether a passage (lower-cased, and its Latin words) says this: the Chinese word itself, or
-        every word of one English sense (红烧肉 is "pork braised in soy sauce", not "sauce")."""
-        if self.native is not None and self.native in lower:
+        """Whether a passage (lower-cased, and its Latin words) says this: the Chinese word itself (or
+        one that says it), or every word of one English sense (红烧肉 is "pork braised in soy sauce",
+        not "sauce")."""
+        if any(word in lower for word in self.han_words):
             return True
         return any(all(inflections(w) & latin for w in sense) for sense in self.senses)
 
@@ -41,9 +53,17 @@ def wanted(question: str) -> bool:
     return has_han(question) and dictionary.available()
 
 
-def warm_up() -> None:
+def wanted_in_english(question: str) -> bool:
+    """Whether an English question's words can be looked up in Chinese (the caller knows whether the
+    library holds Chinese)."""
+    return not has_han(question) and en_zh_dictionary.available()
+
+
+def warm_up(english: bool = False) -> None:
     if dictionary.available():
         dictionary.segment("预热")
+    if english:
+        en_zh_dictionary.warm_up()
 
 
 def inflections(word: str) -> set[str]:
@@ -81,4 +101,16 @@ def concepts(question: str) -> list[Concept]:
     for word in _LATIN_WORD.findall(question):
         lower = word.lower()
         found.append(Concept(word, None, frozenset(inflections(lower)), 1.0, (frozenset([lower]),)))
+    return found
+
+
+def english_concepts(question: str) -> list[Concept]:
+    """An English question's keywords (ingest.keywords.query_tokens, without its grammar) as
+    concepts, each with the Chinese words that say it; a word the dictionary does not know (a name,
+    a number) is matched as written."""
+    found = []
+    for word in query_tokens(question):
+        if word.isascii() and word.isalpha():
+            chinese = en_zh_dictionary.chinese_words(word)
+            found.append(Concept(word, None, frozenset(inflections(word)), 1.0, (frozenset([word]),), chinese))
     return found

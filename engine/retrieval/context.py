@@ -42,6 +42,7 @@ class Source:
     text: str
     passage_ids: list[int] = field(default_factory=list)
     tokens: int = 0
+    excerpt: bool = False  # its passage's best window of sentences (it did not fit whole)
 
     @property
     def page_label(self) -> str:
@@ -61,6 +62,7 @@ class Source:
             self.synthetic_pages,
             self.span_pages,
             cited,
+            self.excerpt,
         )
 
 
@@ -328,7 +330,7 @@ class _ContextBuilder:
             n=n, doc_id=anchor.doc_id, title=anchor.title, path=anchor.path, block_id=anchor.block_id,
             start=low, end=high, page=page, page_end=page_end, span_pages=(page, page_end),
             synthetic_pages=anchor.synthetic_pages, text=text[low - start : high - start].strip(),
-            passage_ids=[anchor.id], tokens=cost,
+            passage_ids=[anchor.id], tokens=cost, excerpt=True,
         )  # fmt: skip
 
 

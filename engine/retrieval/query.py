@@ -7,8 +7,9 @@ What it holds: the text searched and the question as asked; the language the ans
 in (ingest/language.py, of the question as asked); the CJK share and, from it, how far the
 embedding channel is trusted; the page the question names ("and on page 5?"); the question's
 keyword terms, each with its BM25 IDF over the library (one read of the FTS5 index's counts);
-and, for a question with Chinese words, its dictionary concepts (engine/retrieval/concepts.py)
-with the IDF of every word and English form that stands for them.
+and, for a question with Chinese words (or an English one over a library holding Chinese), its
+dictionary concepts (engine/retrieval/concepts.py) with the IDF of every word and form that
+stands for them.
 """
 
 from __future__ import annotations
@@ -67,8 +68,10 @@ class Query:
     page: int | None  # the page the question names, None when it names none
     total: int  # passages in the library when it was made: the IDFs' base
     terms: tuple[Term, ...]  # its keyword tokens (ingest.keywords.query_tokens), in order
-    crossing: bool = False  # a Chinese question searched across languages (HybridRetriever.cross_language)
-    concepts: tuple[Concept, ...] = ()  # a question with Chinese words: its dictionary concepts
+    crossing: bool = False  # its keywords searched across languages (HybridRetriever.cross_language)
+    # a Chinese question searched across languages: its dense ranking alternates them (retrieve.py)
+    alternating: bool = False
+    concepts: tuple[Concept, ...] = ()  # a Chinese question's dictionary concepts, or an English one's
     lexicon: tuple[Term, ...] = field(default=(), repr=False)  # the concepts' words and English forms
 
     @cached_property
@@ -94,8 +97,13 @@ def make_query(
     tokens = query_tokens(text)
     total, counts = library.keyword_document_counts(tokens)
     terms = tuple(Term(t, counts[t], bm25_idf(total, counts[t])) for t in tokens)
-    # A Chinese question's concepts count towards coverage whatever the search does across languages.
-    found = tuple(concept_words.concepts(text)) if concept_words.wanted(text) else ()
+    # A Chinese question's concepts count towards coverage whatever the search does across languages;
+    # an English question's Chinese words are looked up where the library holds Chinese to find.
+    found: tuple[Concept, ...] = ()
+    if concept_words.wanted(text):
+        found = tuple(concept_words.concepts(text))
+    elif cross_language and concept_words.wanted_in_english(text) and "zh" in library.document_languages():
+        found = tuple(concept_words.english_concepts(text))
     share = cjk_share(text)
     return Query(
         text=text,
@@ -106,7 +114,8 @@ def make_query(
         page=page_reference(asked),
         total=total,
         terms=terms,
-        crossing=cross_language and concept_words.wanted(text),
+        crossing=cross_language and bool(found),
+        alternating=cross_language and concept_words.wanted(text),
         concepts=found,
         lexicon=_lexicon(library, total, found),
     )
@@ -120,7 +129,7 @@ def _lexicon(library: Library, total: int, found: tuple[Concept, ...]) -> tuple[
     forms = sorted({f for c in found for f in c.forms})
     _, having = library.keyword_document_counts(forms)
     lexicon = [Term(f, having[f], bm25_idf(total, having[f])) for f in forms]
-    natives = list(dict.fromkeys(c.native for c in found if c.native))
+    natives = list(dict.fromkeys(word for c in found for word in c.han_words))
     pieces = {word: query_tokens(word) if len(word) > 1 else [word] for word in natives}
     counts = library.keyword_passage_counts(list(dict.fromkeys(t for p in pieces.values() for t in p)))
     for word in natives:

@@ -121,7 +121,8 @@ class HybridRetriever:
         self.embedder.encode(["warm up"])
         self.vectors.index()
         if self.cross_language and "zh" in self.library.document_languages():
-            concepts.warm_up()  # the dictionary (~0.5 s) before the first Chinese question
+            # the dictionary (~0.5 s) before the first Chinese question, its reverse (~1 s) before the first English one
+            concepts.warm_up(english=True)
 
     def _dense(self, query: str, k: int, doc_ids: list[str] | None) -> list[tuple[int, float]]:
         vector = self.embedder.encode([query])[0]
@@ -154,11 +155,11 @@ class HybridRetriever:
         keyword_job = self._keyword_pool().submit(
             timed, timings, "keyword_ms", self.keyword_candidates, query, wanted, doc_ids
         )
-        crossing = query.crossing
+        alternating = query.alternating
         # A Chinese question's dense ranking alternates languages: drawn from a deeper pool, so the
         # English passages are there to alternate with (bilingual_keywords.alternate_languages).
-        dense = timed(timings, "dense_ms", self._dense, query.text, wanted * (DEEPER if crossing else 1), doc_ids)
-        if crossing:
+        dense = timed(timings, "dense_ms", self._dense, query.text, wanted * (DEEPER if alternating else 1), doc_ids)
+        if alternating:
             dense = bilingual_keywords.alternate_languages(self.library, dense)[:wanted]
         keyword = keyword_job.result()
         t = time.perf_counter()

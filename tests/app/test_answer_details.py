@@ -60,3 +60,18 @@ def test_the_passages_view_shows_the_stages_and_the_verdict(retriever):
     assert lines[0].startswith("Stages: query ") and "judge" in lines[0]
     assert lines[1].startswith("Relevance: relevant (keyword coverage ")
     assert ChatController.preparation_lines(SimpleNamespace(tr=str), {"role": "assistant"}) == []  # a chat read back
+
+
+def test_the_passages_view_marks_an_excerpt_with_its_page():
+    pytest.importorskip("PySide6")
+    from app.gui.chat_controller import ChatController
+    from ingest.records import CitedSource
+
+    def shown(excerpt: bool) -> str:
+        source = CitedSource(1, "d", "Guide", "/docs/guide.pdf", 4, 4, "FAISS builds the index.", excerpt=excerpt)
+        return ChatController.passage_markdown(SimpleNamespace(tr=str), source)
+
+    excerpt, whole = shown(True), shown(False)
+    assert excerpt.startswith("### [1] Guide, p. 4") and excerpt.endswith("FAISS builds the index.")
+    assert "*Excerpt: the sentences of this passage that answer, p. 4; the rest did not fit.*" in excerpt
+    assert "Excerpt" not in whole and whole.endswith("FAISS builds the index.")

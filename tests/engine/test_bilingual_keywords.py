@@ -136,3 +136,22 @@ def test_the_passage_holding_every_word_of_the_question_leads(rust_book, monkeyp
     assert "only a cache" in hits[0].passage.text
     monkeypatch.setattr(retrieve, "WHOLE", 2.0)  # no passage gets the vote
     assert "only a cache" not in retriever.search(question, k=5).hits[0].passage.text
+
+
+def test_an_english_question_finds_the_chinese_answer_by_its_words(rust_book):
+    """The reverse direction (engine/retrieval/en_zh_dictionary.py): environment is 环境, variable
+    变量, so keyword search ranks the Chinese chapter on closures for an English question."""
+    library, retriever = rust_book
+    question = "How do closures capture variables from their environment?"
+    query = retriever.query(question)
+    assert query.crossing and not query.alternating
+    top = _top_texts(retriever.keyword_candidates(query, 10), library, 3)
+    assert any(mostly_chinese(t) and "环境" in t and "变量" in t for t in top)
+    retriever.cross_language = False
+    try:  # not across languages: the question's words are its own only
+        assert not retriever.query(question).concepts
+    finally:
+        retriever.cross_language = True
+    hits = retriever.search(query, k=10).hits
+    chinese = [h for h in hits if mostly_chinese(h.passage.text) and "环境" in h.passage.text]
+    assert chinese and chinese[0].coverage > 0  # its words counted through the dictionary, at a discount

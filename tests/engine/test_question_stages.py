@@ -71,13 +71,18 @@ def test_a_question_is_read_once_its_keyword_counts_too(retriever, monkeypatch):
     prepared = Answerer(retriever, FakeBackend("German [1]."), AnswerSettings()).prepare(AUSTRIA)
     assert prepared.relevant and len(made) == 1
     # One read of the index's counts for the question's terms: search, its vote for the passages
-    # holding every word and the relevance rule all weigh the terms by the Query's IDF.
-    assert [args[1] for args in counted] == [["official", "language", "austria"]]
+    # holding every word and the relevance rule all weigh the terms by the Query's IDF. The library
+    # holds Chinese, so one more read weighs the forms of the words' concepts (their Chinese words).
+    assert [args[1] for args in counted][0] == ["official", "language", "austria"]
+    assert len(counted) == 2 and "austrias" in counted[1][1]
     query = prepared.query
     assert [t.text for t in query.terms] == ["official", "language", "austria"]
     total = query.total
     assert all(t.idf == pytest.approx(bm25_idf(total, t.passages)) for t in query.terms)
-    assert query.language == "en" and query.cjk_share == 0.0 and query.page is None and not query.concepts
+    assert query.language == "en" and query.cjk_share == 0.0 and query.page is None
+    assert query.crossing and not query.alternating
+    language = next(c for c in query.concepts if c.label == "language")
+    assert "语言" in language.chinese and query.word("语言").passages >= 0
 
 
 def test_a_chinese_questions_words_are_cut_by_the_dictionary_once(retriever, monkeypatch):

@@ -22,7 +22,7 @@ def _source(**changes) -> CitedSource:
 
 
 def test_a_cited_source_survives_its_json_form_unchanged():
-    source = _source(synthetic_pages=True, span_pages=(2, 5), cited=True)
+    source = _source(synthetic_pages=True, span_pages=(2, 5), cited=True, excerpt=True)
     assert CitedSource.from_json(json.loads(json.dumps(source.to_json()))) == source
     assert source.label == "[2] Guide, p. ~3" and source.to_json()["page_label"] == "p. ~3"
 
@@ -31,6 +31,7 @@ def test_sources_stored_by_an_older_version_are_read():
     old = {"n": 1, "doc_id": "d", "title": "", "path": "/x.pdf", "page": 7, "text": "t", "page_synthetic": False}
     source = CitedSource.from_json(old)
     assert (source.page, source.page_end, source.cited, source.name) == (7, 7, False, "/x.pdf")
+    assert not source.excerpt
 
 
 def test_a_chat_keeps_its_sources_as_records(tmp_path):

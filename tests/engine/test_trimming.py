@@ -107,5 +107,7 @@ def test_a_source_that_does_not_fit_goes_as_its_window_with_its_page(retriever):
         assert source.text in row.text
         assert row.page <= source.page <= source.page_end <= row.page_end
         assert row.start <= source.start < source.end <= row.end
+        assert source.excerpt and source.cited_as(False).excerpt  # the passages view says so
+    assert not any(s.excerpt for s in whole)
     # Windows only add what whole passages left out.
     assert len(trimmed) >= len(whole)

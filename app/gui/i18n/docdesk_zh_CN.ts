@@ -48,32 +48,37 @@
         <translation>生成这个回答时提供给模型的内容：</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="223" />
+        <location filename="../chat_controller.py" line="222" />
+        <source>Excerpt: the sentences of this passage that answer, %1; the rest did not fit.</source>
+        <translation>节选：此段落中回答问题的句子，%1；其余部分未能放入。</translation>
+    </message>
+    <message>
+        <location filename="../chat_controller.py" line="232" />
         <source>Stages: %1</source>
         <translation>各阶段：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="226" />
+        <location filename="../chat_controller.py" line="235" />
         <source>relevant</source>
         <translation>相关</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="227" />
+        <location filename="../chat_controller.py" line="236" />
         <source>nothing relevant</source>
         <translation>没有相关内容</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="228" />
+        <location filename="../chat_controller.py" line="237" />
         <source>Relevance: %1 (keyword coverage %2, dense score %3, margin %4)</source>
         <translation>相关性：%1（关键词覆盖 %2，向量得分 %3，差距 %4）</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="232" />
+        <location filename="../chat_controller.py" line="241" />
         <source>answered anyway: %1</source>
         <translation>仍然作答：%1</translation>
     </message>
     <message>
-        <location filename="../chat_controller.py" line="235" />
+        <location filename="../chat_controller.py" line="244" />
         <source>Skipped (the answer went on without it): %1</source>
         <translation>已跳过（回答照常进行）：%1</translation>
     </message>
@@ -930,57 +935,57 @@
 <context>
     <name>SettingsController</name>
     <message>
-        <location filename="../settings_controller.py" line="60" />
+        <location filename="../settings_controller.py" line="61" />
         <source>Settings saved to %1</source>
         <translation>设置已保存到 %1</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="63" />
+        <location filename="../settings_controller.py" line="64" />
         <source>Chat template replaced</source>
         <translation>聊天模板已替换</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="88" />
+        <location filename="../settings_controller.py" line="89" />
         <source>Model not used</source>
         <translation>未使用该模型</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="98" />
+        <location filename="../settings_controller.py" line="99" />
         <source>Restart DocDesk?</source>
         <translation>重启 DocDesk？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="99" />
+        <location filename="../settings_controller.py" line="100" />
         <source>The new interface language or library folder is used from the next start. Restart DocDesk now?</source>
         <translation>新的界面语言或文档库文件夹将在下次启动时生效。现在重启 DocDesk 吗？</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="103" />
+        <location filename="../settings_controller.py" line="104" />
         <source>Restart now</source>
         <translation>立即重启</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="104" />
+        <location filename="../settings_controller.py" line="105" />
         <source>Later</source>
         <translation>稍后</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="115" />
+        <location filename="../settings_controller.py" line="116" />
         <source>The change takes effect when DocDesk starts again</source>
         <translation>更改将在 DocDesk 下次启动时生效</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="118" />
+        <location filename="../settings_controller.py" line="119" />
         <source>Testing…</source>
         <translation>测试中…</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="124" />
+        <location filename="../settings_controller.py" line="125" />
         <source>%1 tokens/s · first token %2 ms · %3: “%4”</source>
         <translation>%1 词元/秒 · 首词元 %2 毫秒 · %3：“%4”</translation>
     </message>
     <message>
-        <location filename="../settings_controller.py" line="131" />
+        <location filename="../settings_controller.py" line="132" />
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>

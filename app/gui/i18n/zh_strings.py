@@ -232,7 +232,7 @@ ZH = {
     "Chat template replaced": "聊天模板已替换",
     "Models…": "模型…",
     "Get a model that fits this computer, or use a GGUF file you have": "获取适合这台电脑的模型，或使用你已有的 GGUF 文件",
-    "<a href=\"%1\">Get one that fits this computer</a>.": "<a href=\"%1\">获取一个适合这台电脑的模型</a>。",
+    '<a href="%1">Get one that fits this computer</a>.': '<a href="%1">获取一个适合这台电脑的模型</a>。',
     "Thinking… (%1 words)": "思考中…（%1 个词）",
     "Thought for %1 s": "思考了 %1 秒",
     "Thoughts": "思考过程",
@@ -245,4 +245,5 @@ ZH = {
     "Relevance: %1 (keyword coverage %2, dense score %3, margin %4)": "相关性：%1（关键词覆盖 %2，向量得分 %3，差距 %4）",
     "answered anyway: %1": "仍然作答：%1",
     "Skipped (the answer went on without it): %1": "已跳过（回答照常进行）：%1",
+    "Excerpt: the sentences of this passage that answer, %1; the rest did not fit.": "节选：此段落中回答问题的句子，%1；其余部分未能放入。",
 }
