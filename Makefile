@@ -111,6 +111,7 @@ bench: $(INSTALLED)
 
 eval: $(INSTALLED)
 	$(BIN)/python tests/eval/eval_retrieval.py
+	$(BIN)/python tests/eval/eval_heldout.py --split both --json tests/eval/results/heldout-sets.json
 	$(BIN)/python tests/eval/calibrate_relevance.py
 	$(BIN)/python tests/eval/eval_answers.py
 

@@ -8,8 +8,10 @@ and the hits of each document trade places among the slots that document already
 closest first (ties keep their first order; on the `tune` splits this beat fusing the two orders
 by reciprocal rank). Documents keep their places; only which of a document's passages comes first
 changes. A document in the other script than the question's keeps its order: the dictionary's
-words are too loose for it (zh→en lost 0.02 within 500 tokens on `tune`). Measured as an
-alternative in tests/eval/eval_heldout.py; not yet in search's default. The model reranker
+words are too loose for it (zh→en lost 0.02 within 500 tokens on `tune`). Switched on by
+HybridRetriever.order_within_documents (off by default until the whole suite has run with it);
+tests/eval/eval_heldout.py measures it beside the fused
+order. The model reranker
 (engine/retrieval/rerank.py) stays for GPUs.
 """
 

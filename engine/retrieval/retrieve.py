@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from engine.retrieval import bilingual_keywords, concepts
 from engine.retrieval.coverage import WHOLE, text_coverages
+from engine.retrieval.proximity import reorder_within_documents
 from engine.retrieval.query import Query, make_query
 from engine.retrieval.query_translation import Translator
 from ingest.embedding import Embedder
@@ -84,6 +85,9 @@ class HybridRetriever:
         self.embedder = embedder
         # A Chinese question's keywords also find English passages (engine/retrieval/bilingual_keywords.py).
         self.cross_language = cross_language
+        # Each document's hits reordered, the question's words closest together first
+        # (engine/retrieval/proximity.py; tune split, Chinese within 300/500 tokens: 0.78/0.84 -> 0.86/0.90).
+        self.order_within_documents = False  # not yet the default: the whole suite has not run with it
         # The library's dense index: the façade hands its own, shared with the ingestor.
         self.vectors = vectors if vectors is not None else VectorIndex(library, embedder)
         self._keyword_worker: ThreadPoolExecutor | None = None  # made at the first search
@@ -185,5 +189,7 @@ class HybridRetriever:
             for i in best
             if i in rows
         ]
+        if self.order_within_documents:
+            hits = reorder_within_documents(query, hits)
         timings["fuse_ms"] = (time.perf_counter() - t) * 1000
         return SearchResult(query.text, hits, timings)
