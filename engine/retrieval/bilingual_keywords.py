@@ -50,10 +50,12 @@ def _candidates(library: Library, query: Query, doc_ids: list[str] | None) -> tu
         own = affordable_tokens(own, query.passage_counts())
     candidates = [i for i, _ in library.keyword_search(present, CANDIDATES, doc_ids)]
     candidates += [i for i, _ in library.keyword_search(own, CANDIDATES, doc_ids)]
-    # An English question's Chinese words: their bigrams find the Chinese passages that say them.
-    han = list(dict.fromkeys(t for c in query.concepts for word in c.chinese for t in query_tokens(word)))
-    if han and not doc_ids:
-        han = affordable_tokens(han, library.keyword_passage_counts(han))
+    # An English question's Chinese words: their bigrams find the Chinese passages that say them
+    # (the words afforded by the passages the Query's lexicon already counted for each).
+    chinese = list(dict.fromkeys(word for c in query.concepts for word in c.chinese))
+    if chinese and not doc_ids:
+        chinese = affordable_tokens(chinese, {word: query.word(word).passages for word in chinese})
+    han = list(dict.fromkeys(t for word in chinese for t in query_tokens(word)))
     if han:
         candidates += [i for i, _ in library.keyword_search(han, CANDIDATES, doc_ids)]
     return library.passages(dict.fromkeys(candidates)), {f: query.word(f).idf for f in present}

@@ -62,15 +62,6 @@ def _counts() -> dict[str, int]:
     return counts
 
 
-def _only_word(sense: str) -> str | None:
-    """The one content word a sense is ("to found" -> "found"), None for a phrase or a note."""
-    sense = sense.strip()
-    if not sense or sense.startswith(zh_en._SKIP_SENSE):
-        return None
-    words = [w for w in zh_en._WORD.findall(zh_en._NOISE.sub(" ", sense).lower()) if w not in zh_en._STOP]
-    return words[0] if len(words) == 1 else None
-
-
 def _load() -> dict[str, tuple[tuple[float, str], ...]]:
     """{English word: (score, Chinese word) best first}; words of two to four characters only (one
     character is found inside too many others to stand for a word)."""
@@ -84,8 +75,8 @@ def _load() -> dict[str, tuple[tuple[float, str], ...]]:
                 if not 2 <= len(chinese) <= 4 or count < MIN_COUNT:
                     continue
                 for position, sense in enumerate(_SENSE_SPLIT.split(entry)):
-                    if (english := _only_word(sense)) is not None:
-                        scored.setdefault(english, []).append((count / (1 + position), chinese))
+                    if len(words := zh_en.sense_words(sense)) == 1:  # a sense that is one word alone
+                        scored.setdefault(words[0], []).append((count / (1 + position), chinese))
             _words = {english: tuple(sorted(found, reverse=True)[: 4 * PER_WORD]) for english, found in scored.items()}
         return _words
 

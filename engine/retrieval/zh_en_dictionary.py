@@ -97,6 +97,16 @@ def known(word: str) -> bool:
     return word in _load()
 
 
+def sense_words(sense: str) -> list[str]:
+    """The content words of one English sense, in order ("to set up" -> ["set"]); none for a note
+    ("CL:座", "variant of …") or a sense of grammar words only. Read both ways: english_senses and
+    en_zh_dictionary, which takes a sense of one word as that word's Chinese."""
+    sense = sense.strip()
+    if not sense or sense.startswith(_SKIP_SENSE):
+        return []
+    return [w for w in _WORD.findall(_NOISE.sub(" ", sense).lower()) if w not in _STOP]
+
+
 @lru_cache(maxsize=4096)
 def english_senses(word: str, senses: int = 3) -> tuple[frozenset[str], ...]:
     """A Chinese word's English senses, each as its content words: its "(computing)" senses where it
@@ -104,10 +114,7 @@ def english_senses(word: str, senses: int = 3) -> tuple[frozenset[str], ...]:
     entry = _load().get(word, "")
     cleaned: list[tuple[frozenset[str], bool]] = []
     for sense in entry.split("/"):
-        if not sense or sense.startswith(_SKIP_SENSE):
-            continue
-        words = frozenset(w for w in _WORD.findall(_NOISE.sub(" ", sense).lower()) if w not in _STOP)
-        if words:
+        if words := frozenset(sense_words(sense)):
             cleaned.append((words, "(computing)" in sense))
     computing = tuple(words for words, is_computing in cleaned if is_computing)
     return computing or tuple(words for words, _ in cleaned[:senses])
